@@ -1,0 +1,76 @@
+{#- List (array) helpers. DuckDB and Spark spell these differently; the models call these. -#}
+
+{#- A lambda for list_transform / list_filter: `lambda x: body` (DuckDB 2) or `x -> body` (Spark). -#}
+{% macro lambda_(param, body) -%}
+    {{ return(adapter.dispatch('lambda_', 'preference_warehouse')(param, body)) }}
+{%- endmacro %}
+{% macro default__lambda_(param, body) -%} lambda {{ param }}: {{ body }} {%- endmacro %}
+{% macro spark__lambda_(param, body) -%} {{ param }} -> {{ body }} {%- endmacro %}
+
+{% macro list_transform(list_expr, param, body) -%}
+    {{ return(adapter.dispatch('list_transform', 'preference_warehouse')(list_expr, param, body)) }}
+{%- endmacro %}
+{% macro default__list_transform(list_expr, param, body) -%}
+    list_transform({{ list_expr }}, {{ preference_warehouse.lambda_(param, body) }})
+{%- endmacro %}
+{% macro spark__list_transform(list_expr, param, body) -%}
+    transform({{ list_expr }}, {{ preference_warehouse.lambda_(param, body) }})
+{%- endmacro %}
+
+{% macro list_filter(list_expr, param, body) -%}
+    {{ return(adapter.dispatch('list_filter', 'preference_warehouse')(list_expr, param, body)) }}
+{%- endmacro %}
+{% macro default__list_filter(list_expr, param, body) -%}
+    list_filter({{ list_expr }}, {{ preference_warehouse.lambda_(param, body) }})
+{%- endmacro %}
+{% macro spark__list_filter(list_expr, param, body) -%}
+    filter({{ list_expr }}, {{ preference_warehouse.lambda_(param, body) }})
+{%- endmacro %}
+
+{#- Number of elements; NULL for a NULL list. -#}
+{% macro list_size(list_expr) -%}
+    {{ return(adapter.dispatch('list_size', 'preference_warehouse')(list_expr)) }}
+{%- endmacro %}
+{% macro default__list_size(list_expr) -%} len({{ list_expr }}) {%- endmacro %}
+{% macro spark__list_size(list_expr) -%} cardinality({{ list_expr }}) {%- endmacro %}
+
+{#- Element at a 0-based position; NULL when out of range. -#}
+{% macro list_at(list_expr, index0) -%}
+    {{ return(adapter.dispatch('list_at', 'preference_warehouse')(list_expr, index0)) }}
+{%- endmacro %}
+{% macro default__list_at(list_expr, index0) -%} {{ list_expr }}[({{ index0 }}) + 1] {%- endmacro %}
+{% macro spark__list_at(list_expr, index0) -%} try_element_at({{ list_expr }}, ({{ index0 }}) + 1) {%- endmacro %}
+
+{#- Last element; NULL for an empty list. -#}
+{% macro list_last(list_expr) -%}
+    {{ return(adapter.dispatch('list_last', 'preference_warehouse')(list_expr)) }}
+{%- endmacro %}
+{% macro default__list_last(list_expr) -%} {{ list_expr }}[-1] {%- endmacro %}
+{% macro spark__list_last(list_expr) -%} try_element_at({{ list_expr }}, -1) {%- endmacro %}
+
+{#- A list literal from expressions. -#}
+{% macro make_list(items) -%}
+    {{ return(adapter.dispatch('make_list', 'preference_warehouse')(items)) }}
+{%- endmacro %}
+{% macro default__make_list(items) -%} [{{ items | join(', ') }}] {%- endmacro %}
+{% macro spark__make_list(items) -%} array({{ items | join(', ') }}) {%- endmacro %}
+
+{#- Concatenation of two lists. -#}
+{% macro list_concat(a, b) -%}
+    {{ return(adapter.dispatch('list_concat', 'preference_warehouse')(a, b)) }}
+{%- endmacro %}
+{% macro default__list_concat(a, b) -%} list_concat({{ a }}, {{ b }}) {%- endmacro %}
+{% macro spark__list_concat(a, b) -%} concat({{ a }}, {{ b }}) {%- endmacro %}
+
+{#- Unnest a list with its 0-based position, as select-list items:
+    `select t.key, {{ explode_with_index('t.items', 'item_index', 'item') }} from t`.
+    Rows whose list is empty or NULL produce no output: callers account for them. -#}
+{% macro explode_with_index(list_expr, index_name, value_name) -%}
+    {{ return(adapter.dispatch('explode_with_index', 'preference_warehouse')(list_expr, index_name, value_name)) }}
+{%- endmacro %}
+{% macro default__explode_with_index(list_expr, index_name, value_name) -%}
+    unnest({{ list_expr }}) as {{ value_name }}, generate_subscripts({{ list_expr }}, 1) - 1 as {{ index_name }}
+{%- endmacro %}
+{% macro spark__explode_with_index(list_expr, index_name, value_name) -%}
+    posexplode({{ list_expr }}) as ({{ index_name }}, {{ value_name }})
+{%- endmacro %}

@@ -1,0 +1,21 @@
+{#- A struct from an ordered mapping {field name: SQL expression}. -#}
+{% macro make_struct(fields) -%}
+    {{ return(adapter.dispatch('make_struct', 'preference_warehouse')(fields)) }}
+{%- endmacro %}
+{% macro default__make_struct(fields) -%}
+    struct_pack({% for name, expr in fields.items() %}{{ adapter.quote(name) }} := {{ expr }}{{ ", " if not loop.last }}{% endfor %})
+{%- endmacro %}
+{% macro spark__make_struct(fields) -%}
+    named_struct({% for name, expr in fields.items() %}'{{ name }}', {{ expr }}{{ ", " if not loop.last }}{% endfor %})
+{%- endmacro %}
+
+{#- A conversational message list [{role: 'user', content: prompt}, {role: 'assistant', content: response}]
+    with the field order given (the published shapes differ: RLHFlow uses {content, role}). -#}
+{% macro chat_pair(prompt_expr, response_expr, field_order=('role', 'content')) -%}
+    {%- set user = {} -%}{%- set assistant = {} -%}
+    {%- for f in field_order -%}
+        {%- do user.update({f: ("'user'" if f == 'role' else prompt_expr)}) -%}
+        {%- do assistant.update({f: ("'assistant'" if f == 'role' else response_expr)}) -%}
+    {%- endfor -%}
+    {{ preference_warehouse.make_list([preference_warehouse.make_struct(user), preference_warehouse.make_struct(assistant)]) }}
+{%- endmacro %}

@@ -1,0 +1,34 @@
+-- One row per raw row of coseal/CodeUltraFeedback: a coding instruction, its responses and
+-- the judge's annotations (lists kept as they are; unnested in intermediate models).
+with
+
+source as (
+
+    select * from {{ source('code_ultrafeedback', 'code_ultrafeedback') }}
+
+),
+
+renamed as (
+
+    select
+        ---------- keys
+        {{ stable_hash(["'code_ultrafeedback'", file_basename('filename'), 'file_row_number']) }} as prompt_id,
+        {{ file_basename('filename') }} as source_file,
+        cast(file_row_number as bigint) as source_row,
+
+        ---------- prompt
+        instruction,
+        preference,
+
+        ---------- responses and annotations
+        models,
+        responses,
+        annotations,
+        {{ list_size('responses') }} as n_responses,
+        {{ list_size('annotations') }} as n_annotations
+
+    from source
+
+)
+
+select * from renamed

@@ -1,0 +1,37 @@
+-- One row per raw row of RLHFlow/CodeUltraFeedback-standard: a published preference pair.
+-- The prompt and the two responses are lifted out of the [{content, role}] lists.
+with
+
+source as (
+
+    select * from {{ source('code_ultrafeedback', 'code_ultrafeedback_standard') }}
+
+),
+
+renamed as (
+
+    select
+        ---------- keys
+        {{ stable_hash(["'code_ultrafeedback_standard'", file_basename('filename'), 'file_row_number']) }} as published_pair_id,
+        {{ file_basename('filename') }} as source_file,
+        cast(file_row_number as bigint) as source_row,
+
+        ---------- pair, as published
+        chosen,
+        rejected,
+        chosen_score,
+        rejected_score,
+
+        ---------- lifted out of the message lists
+        {{ list_at('chosen', 0) }}.content as prompt,
+        {{ list_at('rejected', 0) }}.content as rejected_prompt,
+        {{ list_at('chosen', 1) }}.content as chosen_response,
+        {{ list_at('rejected', 1) }}.content as rejected_response,
+        {{ list_size('chosen') }} as n_chosen_messages,
+        {{ list_size('rejected') }} as n_rejected_messages
+
+    from source
+
+)
+
+select * from renamed

@@ -1,0 +1,58 @@
+-- One row per raw row of argilla/ultrafeedback-binarized-curation (a prompt and its rated
+-- completions). Only the fields the warehouse uses are projected out of the completion
+-- structs (the raw rows carry each completion twice, in `completions` and the pick columns).
+with
+
+source as (
+
+    select * from {{ source('ultrafeedback', 'ultrafeedback_binarized_curation') }}
+
+),
+
+renamed as (
+
+    select
+        ---------- keys
+        {{ stable_hash(["'ultrafeedback'", file_basename('filename'), 'file_row_number']) }} as prompt_id,
+        {{ file_basename('filename') }} as source_file,
+        cast(file_row_number as bigint) as source_row,
+
+        ---------- prompt
+        source,
+        instruction,
+
+        ---------- completions, projected
+        {{ list_size('completions') }} as n_completions,
+        {{ list_transform('completions', 'c', make_struct({
+            'model': 'c.model',
+            'response': 'c.response',
+            'critique': 'c.critique',
+            'overall_score': 'cast(c.overall_score as double)',
+            'published_average_rating': 'cast(c.average_rating as double)',
+            'helpfulness_rating_raw': 'c.annotations.helpfulness."Rating"',
+            'honesty_rating_raw': 'c.annotations.honesty."Rating"',
+            'instruction_following_rating_raw': 'c.annotations.instruction_following."Rating"',
+            'truthfulness_rating_raw': 'c.annotations.truthfulness."Rating"',
+        })) }} as completions,
+
+        ---------- argilla's published columns (for the audits)
+        best_rated_model as published_best_rated_model,
+        cast(score_best_rated as double) as published_score_best_rated,
+        best_overall_model as published_best_overall_model,
+        cast(score_best_overall as double) as published_score_best_overall,
+        best_rated_is_different_from_best_overall as published_best_rated_is_different_from_best_overall,
+        best_rated_response.response as published_best_rated_response,
+        best_overall_score_response.response as published_best_overall_score_response,
+        random_response_for_best_rated.model as published_random_response_for_best_rated_model,
+        random_response_for_best_rated.response as published_random_response_for_best_rated,
+        cast(score_random_response_for_rated as double) as published_score_random_response_for_best_rated,
+        random_response_for_best_overall.model as published_random_response_for_best_overall_model,
+        random_response_for_best_overall.response as published_random_response_for_best_overall,
+        cast(score_random_response_for_best_overall as double) as published_score_random_response_for_best_overall,
+        cast(best_overall_score_response_critique_sentiment as double) as published_best_overall_score_response_critique_sentiment
+
+    from source
+
+)
+
+select * from renamed

@@ -1,0 +1,527 @@
+"""Download the five upstream preference datasets from the Hugging Face Hub.
+
+    python -m preftools.fetch [--raw-data-dir DIR] [--datasets key1,key2] [--revision main]
+
+Files land in the Hub layout the dbt sources read, ``$RAW_DATA_DIR/<org>/<dataset>/data/*.parquet``
+(only ``data/*.parquet`` is downloaded). Each dataset's revision is first resolved to a commit, then
+``huggingface_hub.snapshot_download`` fetches that commit (re-running skips files already there), and
+every parquet footer is checked against the schema in :mod:`preftools.contract`.
+
+Errors are reported as one line per problem on stderr and exit code 2; no tracebacks
+(set ``PREFTOOLS_DEBUG=1`` to get one for an unexpected error).
+"""
+
+from __future__ import annotations
+
+import argparse
+import errno
+import fnmatch
+import os
+import shlex
+import sys
+import tempfile
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from preftools.contract import DATASETS, DATASETS_BY_KEY, RawDataset
+
+EXIT_ERROR = 2
+DEFAULT_RAW_DATA_DIR = "data/raw"
+ALLOW_PATTERN = "data/*.parquet"
+REPO_INFO_TIMEOUT = 30.0  # seconds; raised by HF_HUB_ETAG_TIMEOUT if that is larger
+LOGIN_HINT = "run `hf auth login` (older huggingface_hub: `huggingface-cli login`) or set HF_TOKEN"
+
+EPILOG = f"""\
+datasets (key: Hub id):
+{chr(10).join(f"  {d.key:<28} {d.hub_id}" for d in DATASETS)}
+
+The Hub is reached through huggingface_hub, which honours HF_ENDPOINT (mirror), HF_TOKEN
+(or the token stored by `hf auth login`) for gated/private datasets, HF_HUB_OFFLINE,
+HF_HOME and the usual proxy variables. Progress bars can be turned off with
+HF_HUB_DISABLE_PROGRESS_BARS=1.
+
+Then build on the files with:  RAW_DATA_DIR=<dir> make build   (or RAW_DATA_DIR=<dir> dbt build)
+
+No fetch needed on a machine with internet and DuckDB's httpfs extension:
+RAW_DATA_DIR=hf://datasets makes dbt read the parquet files straight from the Hub
+(e.g. RAW_DATA_DIR=hf://datasets dbt build).
+"""
+
+
+class FetchError(Exception):
+    """A problem to report as one line; ``global_`` means the Hub itself is unusable (stop)."""
+
+    def __init__(self, message: str, *, global_: bool = False):
+        super().__init__(message)
+        self.global_ = global_
+
+
+@dataclass
+class Fetched:
+    dataset: RawDataset
+    commit: str | None = None
+    files: list[Path] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+# --------------------------------------------------------------------------------------------
+# command line
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m preftools.fetch",
+        description=(
+            "Download the upstream preference datasets from the Hugging Face Hub into "
+            "RAW_DATA_DIR/<org>/<dataset>/data/*.parquet and check their schemas against "
+            "preftools/contract.py."
+        ),
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--raw-data-dir",
+        default=None,
+        help=f"where to put the files (default: $RAW_DATA_DIR, else {DEFAULT_RAW_DATA_DIR})",
+    )
+    parser.add_argument(
+        "--datasets",
+        default=None,
+        help="comma-separated dataset keys to fetch (default: all five; keys listed below)",
+    )
+    parser.add_argument(
+        "--revision",
+        default="main",
+        help="branch, tag or commit to download, for every dataset (default: main)",
+    )
+    args = parser.parse_args(argv)
+
+    if args.datasets is None:
+        args.selected = list(DATASETS)
+    else:
+        keys = [k.strip() for k in args.datasets.split(",") if k.strip()]
+        unknown = [k for k in keys if k not in DATASETS_BY_KEY]
+        if unknown or not keys:
+            parser.error(
+                f"unknown dataset key(s): {', '.join(unknown) or '(none given)'}; "
+                f"valid keys: {', '.join(DATASETS_BY_KEY)}"
+            )
+        args.selected = [d for d in DATASETS if d.key in keys]  # contract order, no duplicates
+    if not args.revision.strip():
+        parser.error("--revision must not be empty")
+    return args
+
+
+def resolve_raw_data_dir(arg: str | None) -> Path:
+    raw = arg or os.environ.get("RAW_DATA_DIR") or DEFAULT_RAW_DATA_DIR
+    if "://" in raw:
+        raise FetchError(
+            f"RAW_DATA_DIR={raw} is a remote location: nothing to fetch, dbt reads it directly "
+            f"(RAW_DATA_DIR={raw} make build); to download, pass --raw-data-dir <local dir>",
+        )
+    return Path(raw).expanduser().absolute()
+
+
+def ensure_writable_dir(path: Path) -> None:
+    """Create ``path`` and prove we can write into it; name the path on failure."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".fetch-write-test-", dir=path)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise FetchError(_os_error_message(exc, path)) from None
+
+
+# --------------------------------------------------------------------------------------------
+# error messages
+
+
+def _one_line(text: object, limit: int = 300) -> str:
+    line = " ".join(str(text).split())
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def _os_error_message(exc: OSError, fallback: Path | str) -> str:
+    where = exc.filename or fallback
+    if exc.errno == errno.ENOSPC:
+        return f"no space left on device while writing {where}; free some space or choose another --raw-data-dir"
+    if exc.errno == errno.EDQUOT:
+        return f"disk quota exceeded while writing {where}"
+    if isinstance(exc, PermissionError) or exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return f"cannot write {where}: {exc.strerror or 'permission denied'}; choose another --raw-data-dir or fix its permissions"
+    return f"cannot write {where}: {_one_line(exc.strerror or exc)}"
+
+
+def _endpoint() -> str:
+    from huggingface_hub import constants
+
+    return constants.ENDPOINT
+
+
+def describe_error(exc: BaseException, ds: RawDataset, revision: str, local_dir: Path) -> FetchError:
+    """Turn anything huggingface_hub/httpx2/the OS raises into one line naming the dataset."""
+    import httpx2
+    from huggingface_hub import errors as hf_errors
+
+    name = f"{ds.hub_id} ({ds.key})"
+    endpoint = _endpoint()
+    url = f"{endpoint}/datasets/{ds.hub_id}"
+
+    if isinstance(exc, hf_errors.OfflineModeIsEnabled):
+        return FetchError(
+            f"{name}: HF_HUB_OFFLINE is set, so the Hub is not contacted; unset HF_HUB_OFFLINE to download",
+            global_=True,
+        )
+    if isinstance(exc, httpx2.ProxyError):
+        return FetchError(f"{name}: proxy error reaching {endpoint}: {_one_line(exc)}; check HTTPS_PROXY/HTTP_PROXY", global_=True)
+    if isinstance(exc, httpx2.TimeoutException):
+        return FetchError(
+            f"{name}: timed out talking to the Hub at {endpoint} ({type(exc).__name__}); check the network, "
+            "or raise HF_HUB_ETAG_TIMEOUT / HF_HUB_DOWNLOAD_TIMEOUT",
+            global_=True,
+        )
+    if isinstance(exc, (httpx2.NetworkError, httpx2.UnsupportedProtocol, ConnectionError)):
+        return FetchError(
+            f"{name}: cannot reach the Hugging Face Hub at {endpoint} ({_one_line(exc) or type(exc).__name__}); "
+            "check your internet connection/proxy, or HF_ENDPOINT",
+            global_=True,
+        )
+    if isinstance(exc, httpx2.TransportError):
+        return FetchError(f"{name}: network error talking to {endpoint}: {type(exc).__name__}: {_one_line(exc)}", global_=True)
+
+    # Order matters: the Hub errors are OSError subclasses too.
+    if isinstance(exc, hf_errors.GatedRepoError):
+        return FetchError(
+            f"{name}: gated dataset, access refused (HTTP {_status(exc)}); accept its conditions at {url} "
+            f"while logged in, then {LOGIN_HINT}"
+        )
+    if isinstance(exc, hf_errors.RevisionNotFoundError):
+        return FetchError(f"{name}: revision {revision!r} not found at {url}; check --revision")
+    if isinstance(exc, hf_errors.DisabledRepoError):
+        return FetchError(f"{name}: the dataset is disabled on the Hub ({url})")
+    if isinstance(exc, hf_errors.RepositoryNotFoundError):
+        return FetchError(
+            f"{name}: dataset not found or not accessible (HTTP {_status(exc)}) at {url}; check the Hub id in "
+            f"preftools/contract.py, and if it is private or gated {LOGIN_HINT}"
+        )
+    if isinstance(exc, hf_errors.RemoteEntryNotFoundError):
+        return FetchError(f"{name}: a listed file is missing on the Hub (HTTP 404 {exc.response.url}); retry later")
+    if isinstance(exc, hf_errors.HfHubHTTPError):
+        status = _status(exc)
+        detail = exc.response.headers.get("X-Error-Message") if exc.response is not None else None
+        detail = f": {_one_line(detail)}" if detail else ""
+        if status == 401:
+            return FetchError(f"{name}: HTTP 401 unauthorized at {endpoint}{detail}; the token is missing or invalid: {LOGIN_HINT}")
+        if status == 403:
+            return FetchError(
+                f"{name}: HTTP 403 forbidden at {url}{detail}; your token lacks access (gated dataset? accept its "
+                f"conditions on the Hub), {LOGIN_HINT} with a read token"
+            )
+        if status == 404:
+            return FetchError(f"{name}: HTTP 404 not found at {url}{detail}; check the Hub id in preftools/contract.py and --revision")
+        if status == 429:
+            return FetchError(f"{name}: HTTP 429 rate limited by the Hub{detail}; wait and retry, or log in ({LOGIN_HINT})", global_=True)
+        if status is not None and status >= 500:
+            return FetchError(f"{name}: the Hub at {endpoint} answered HTTP {status}{detail}; try again later", global_=True)
+        return FetchError(f"{name}: HTTP {status} from the Hub{detail}: {_one_line(str(exc).splitlines()[0] if str(exc) else exc)}")
+    if isinstance(exc, hf_errors.FileMetadataError):
+        return FetchError(f"{name}: {endpoint} does not answer like a Hugging Face Hub ({_one_line(exc)}); check HF_ENDPOINT", global_=True)
+    if isinstance(exc, hf_errors.LocalEntryNotFoundError):
+        # snapshot_download wraps "could not list the repo and nothing usable on disk" in this.
+        cause = exc.__cause__ or exc.__context__
+        if cause is not None and cause is not exc:
+            return describe_error(cause, ds, revision, local_dir)
+        return FetchError(f"{name}: could not list the files on the Hub: {_one_line(exc)}")
+    if isinstance(exc, OSError):
+        return FetchError(f"{name}: {_os_error_message(exc, local_dir)}")
+    if isinstance(exc, ValueError):  # e.g. a non-JSON answer from a wrong HF_ENDPOINT
+        return FetchError(
+            f"{name}: unexpected answer from {endpoint} ({type(exc).__name__}: {_one_line(exc)}); check HF_ENDPOINT",
+            global_=True,
+        )
+    return FetchError(f"{name}: {type(exc).__name__}: {_one_line(exc)}")
+
+
+def _status(exc: BaseException) -> int | None:
+    response = getattr(exc, "response", None)
+    return getattr(response, "status_code", None)
+
+
+# --------------------------------------------------------------------------------------------
+# schema check
+
+
+def _unwrap(t):
+    import pyarrow as pa
+
+    while pa.types.is_dictionary(t):
+        t = t.value_type
+    return t
+
+
+def _is_stringish(t) -> bool:
+    import pyarrow as pa
+
+    return pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t)
+
+
+def _is_listish(t) -> bool:
+    import pyarrow as pa
+
+    return (
+        pa.types.is_list(t)
+        or pa.types.is_large_list(t)
+        or pa.types.is_list_view(t)
+        or pa.types.is_large_list_view(t)
+        or pa.types.is_fixed_size_list(t)
+    )
+
+
+def _short(t, limit: int = 120) -> str:
+    return _one_line(t, limit)
+
+
+def type_problems(path: str, expected, actual) -> list[str]:
+    """Differences between an expected and an actual Arrow type, by column path.
+
+    Lenient where DuckDB does not care: string/large_string/string_view, the list flavours,
+    dictionary encoding, nullability, struct field order and extra struct fields are accepted.
+    """
+    import pyarrow as pa
+
+    expected, actual = _unwrap(expected), _unwrap(actual)
+    if _is_stringish(expected) and _is_stringish(actual):
+        return []
+    if _is_listish(expected) and _is_listish(actual):
+        return type_problems(f"{path}[]", expected.value_type, actual.value_type)
+    if pa.types.is_struct(expected) and pa.types.is_struct(actual):
+        problems: list[str] = []
+        actual_fields = {actual.field(i).name: actual.field(i) for i in range(actual.num_fields)}
+        for i in range(expected.num_fields):
+            child = expected.field(i)
+            if child.name not in actual_fields:
+                problems.append(f"column {path}.{child.name} is missing (expected {_short(child.type)})")
+            else:
+                problems += type_problems(f"{path}.{child.name}", child.type, actual_fields[child.name].type)
+        return problems
+    if expected.equals(actual):
+        return []
+    return [f"column {path} has type {_short(actual)}, expected {_short(expected)}"]
+
+
+def schema_problems(expected, actual) -> list[str]:
+    """Problems of a file schema ``actual`` against the contract schema ``expected`` (extra columns are fine)."""
+    problems: list[str] = []
+    for column in expected:
+        index = actual.get_field_index(column.name)
+        if index == -1:
+            if column.name in actual.names:
+                problems.append(f"column {column.name} appears more than once")
+            else:
+                problems.append(f"column {column.name} is missing (expected {_short(column.type)})")
+            continue
+        problems += type_problems(column.name, column.type, actual.field(index).type)
+    return problems
+
+
+def verify_dataset(ds: RawDataset, raw_data_dir: Path, expected_files: list[str] | None = None) -> tuple[list[Path], list[str]]:
+    """Check ``<raw>/<hub_id>/data/*.parquet``: at least one file, contract columns present with
+    the right types, and (if the Hub's file list is known) no left-over files the Hub no longer has.
+    Returns the files and one message per problem (without the dataset prefix)."""
+    import pyarrow.parquet as pq
+
+    data_dir = ds.data_dir(raw_data_dir)
+    files = sorted(p for p in data_dir.glob("*.parquet") if p.is_file())
+    if not files:
+        return [], [f"no parquet files in {data_dir}"]
+
+    problems: list[str] = []
+    if expected_files is not None:
+        expected_names = {Path(f).name for f in expected_files}
+        for path in files:
+            if path.name not in expected_names:
+                problems.append(
+                    f"{path} is not part of the Hub dataset at this revision (left over from an earlier fetch?); "
+                    "delete it, or the build reads it too"
+                )
+
+    by_problem: dict[str, list[Path]] = defaultdict(list)
+    for path in files:
+        try:
+            schema = pq.read_schema(path)
+        except Exception as exc:  # noqa: BLE001 - corrupt/truncated file, permission...
+            problems.append(f"cannot read the parquet footer of {path}: {_one_line(exc)}")
+            continue
+        for problem in schema_problems(ds.schema, schema):
+            by_problem[problem].append(path)
+    for problem, paths in by_problem.items():
+        where = str(paths[0]) if len(paths) == 1 else f"{len(paths)} of {len(files)} files, e.g. {paths[0]}"
+        problems.append(f"schema mismatch: {problem} (in {where})")
+    return files, problems
+
+
+# --------------------------------------------------------------------------------------------
+# download
+
+
+def _is_data_parquet(path: str) -> bool:
+    return fnmatch.fnmatch(path, ALLOW_PATTERN) and "/" not in path[len("data/"):]
+
+
+def fetch_dataset(api, ds: RawDataset, raw_data_dir: Path, revision: str) -> Fetched:
+    """Resolve ``revision`` to a commit, download data/*.parquet of that commit, verify."""
+    from huggingface_hub import snapshot_download
+
+    result = Fetched(ds)
+    local_dir = raw_data_dir / ds.hub_id
+    from huggingface_hub import constants
+
+    try:
+        # huggingface_hub sets no timeout on this call (a black-holed network would hang for minutes).
+        timeout = max(REPO_INFO_TIMEOUT, float(constants.HF_HUB_ETAG_TIMEOUT))
+        info = api.dataset_info(ds.hub_id, revision=revision, timeout=timeout)
+    except Exception as exc:  # noqa: BLE001 - classified into one line
+        raise describe_error(exc, ds, revision, local_dir) from None
+    result.commit = info.sha
+
+    expected_files: list[str] | None = None
+    if info.siblings is not None:
+        expected_files = sorted(s.rfilename for s in info.siblings if _is_data_parquet(s.rfilename))
+        if not expected_files:
+            others = ", ".join(sorted(s.rfilename for s in info.siblings)[:5]) or "no files"
+            raise FetchError(
+                f"{ds.hub_id} ({ds.key}): no data/*.parquet files in the Hub dataset at revision {revision!r} "
+                f"(it has: {others}); check --revision"
+            )
+
+    try:
+        ensure_writable_dir(local_dir)
+    except FetchError as exc:
+        raise FetchError(f"{ds.hub_id} ({ds.key}): {exc}") from None
+
+    print(f"Fetching {ds.hub_id} @ {revision} ({(info.sha or '?')[:12]}) -> {local_dir}", file=sys.stderr, flush=True)
+    try:
+        snapshot_download(
+            ds.hub_id,
+            repo_type="dataset",
+            # The resolved commit, so the listing and every file come from one commit even if the branch moves.
+            revision=info.sha or revision,
+            allow_patterns=[ALLOW_PATTERN],
+            local_dir=local_dir,
+        )
+    except Exception as exc:  # noqa: BLE001 - classified into one line
+        raise describe_error(exc, ds, revision, local_dir) from None
+
+    result.files, result.problems = verify_dataset(ds, raw_data_dir, expected_files)
+    return result
+
+
+# --------------------------------------------------------------------------------------------
+# main
+
+
+def _error(message: str) -> None:
+    print(f"fetch: error: {_one_line(message, 1000)}", file=sys.stderr, flush=True)
+
+
+def _size(files: list[Path]) -> str:
+    total = sum(p.stat().st_size for p in files)
+    for unit in ("B", "KB", "MB", "GB"):
+        if total < 1024 or unit == "GB":
+            return f"{total:.0f} {unit}" if unit == "B" else f"{total:.1f} {unit}"
+        total /= 1024
+    return ""  # unreachable
+
+
+def build_hint(raw_data_dir: Path) -> list[str]:
+    """The command to build on ``raw_data_dir``, restricted to the dataset groups it has complete."""
+    quoted = shlex.quote(str(raw_data_dir))
+    members: dict[str, list[RawDataset]] = defaultdict(list)
+    for d in DATASETS:
+        members[d.group].append(d)
+    complete = [
+        g for g, ds in members.items() if all(any(d.data_dir(raw_data_dir).glob("*.parquet")) for d in ds)
+    ]
+    if len(complete) == len(members):
+        return [f"  RAW_DATA_DIR={quoted} make build", f"  (or: RAW_DATA_DIR={quoted} dbt build)"]
+    incomplete = "; ".join(
+        f"{g} needs {' + '.join(d.key for d in ds)}" for g, ds in members.items() if g not in complete
+    )
+    if not complete:
+        return [f"  (nothing yet: no dataset group is complete in {raw_data_dir}: {incomplete})"]
+    vars_arg = shlex.quote("{datasets: [" + ", ".join(complete) + "]}")
+    return [
+        f"  RAW_DATA_DIR={quoted} dbt build --vars {vars_arg}",
+        f"  (incomplete there: {incomplete}; fetch them too to use `make build`)",
+    ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        raw_data_dir = resolve_raw_data_dir(args.raw_data_dir)
+        ensure_writable_dir(raw_data_dir)
+    except FetchError as exc:
+        _error(str(exc))
+        return EXIT_ERROR
+
+    try:
+        from huggingface_hub import HfApi
+    except ImportError as exc:
+        _error(f"huggingface_hub is not installed ({exc}); pip install -r requirements.txt")
+        return EXIT_ERROR
+
+    api = HfApi()
+    fetched: list[Fetched] = []
+    failed = False
+    for index, ds in enumerate(args.selected):
+        try:
+            result = fetch_dataset(api, ds, raw_data_dir, args.revision)
+        except FetchError as exc:
+            _error(str(exc))
+            failed = True
+            if exc.global_:
+                rest = [d.key for d in args.selected[index + 1:]]
+                if rest:
+                    _error(f"stopped; not attempted: {', '.join(rest)}")
+                break
+            continue
+        for problem in result.problems:
+            _error(f"{ds.hub_id} ({ds.key}): {problem}")
+            failed = True
+        fetched.append(result)
+
+    if fetched:
+        print(f"\nFiles in {raw_data_dir} (revision {args.revision}):")
+        for r in fetched:
+            status = "ok" if not r.problems else f"{len(r.problems)} problem(s)"
+            print(
+                f"  {r.dataset.key:<28} {r.dataset.hub_id}@{(r.commit or '?')[:12]}  "
+                f"{len(r.files)} file(s), {_size(r.files)}  {status}  -> {r.dataset.data_dir(raw_data_dir)}"
+            )
+    if failed:
+        return EXIT_ERROR
+    hint = build_hint(raw_data_dir)
+    if not hint[0].lstrip().startswith("("):
+        print("Build the warehouse on them with:")
+    print("\n".join(hint))
+    return 0
+
+
+def _entry() -> int:
+    try:
+        return main()
+    except KeyboardInterrupt:
+        print("fetch: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # noqa: BLE001 - never a traceback for users
+        if os.environ.get("PREFTOOLS_DEBUG"):
+            raise
+        _error(f"unexpected {type(exc).__name__}: {_one_line(exc)} (set PREFTOOLS_DEBUG=1 for a traceback)")
+        return EXIT_ERROR
+
+
+if __name__ == "__main__":
+    sys.exit(_entry())

@@ -1,0 +1,360 @@
+"""preftools.fetch against a local stand-in for the Hugging Face Hub.
+
+A small HTTP server on 127.0.0.1 answers the calls huggingface_hub 2.x makes for
+``HfApi.dataset_info`` + ``snapshot_download(repo_type="dataset", local_dir=...)``:
+
+    GET  /api/datasets/<org>/<name>/revision/<rev>      repo info: sha + siblings
+    GET  /api/datasets/<org>/<name>/tree/<sha>?...      recursive file listing
+    HEAD /datasets/<org>/<name>/resolve/<sha>/<path>    X-Repo-Commit, ETag, Content-Length
+    GET  /datasets/<org>/<name>/resolve/<sha>/<path>    the bytes
+
+The fetcher runs as a subprocess (huggingface_hub reads HF_ENDPOINT & co at import time) with
+HF_ENDPOINT pointing at the server and HF_HOME in a temp dir, so nothing leaves the machine.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import io
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from preftools.contract import DATASETS, DATASETS_BY_KEY
+from preftools.fetch import schema_problems
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+SHARD = "data/train-00000-of-00001.parquet"
+TIMEOUT = 60  # per subprocess; each takes ~1-2 s
+
+
+def parquet_bytes(table: pa.Table) -> bytes:
+    buf = io.BytesIO()
+    pq.write_table(table, buf)
+    return buf.getvalue()
+
+
+def contract_files(schema: pa.Schema) -> dict[str, bytes]:
+    # An empty table of the contract schema, plus a README that the allow pattern must skip.
+    return {SHARD: parquet_bytes(schema.empty_table()), "README.md": b"# card\n"}
+
+
+class FakeHub:
+    """repos: repo_id -> {path: bytes}; gated: repo ids answered with 401 GatedRepo."""
+
+    def __init__(self) -> None:
+        self.repos: dict[str, dict[str, bytes]] = {}
+        self.gated: set[str] = set()
+        self.requests: list[tuple[str, str]] = []
+        self.lock = threading.Lock()
+
+    @staticmethod
+    def sha(repo_id: str) -> str:
+        return hashlib.sha1(repo_id.encode()).hexdigest()
+
+
+def make_handler(hub: FakeHub):
+    info_re = re.compile(r"^/api/datasets/([^/]+/[^/]+)/revision/([^/]+)$")
+    tree_re = re.compile(r"^/api/datasets/([^/]+/[^/]+)/tree/([^/]+)(?:/(.*))?$")
+    resolve_re = re.compile(r"^/datasets/([^/]+/[^/]+)/resolve/([^/]+)/(.+)$")
+
+    class Handler(BaseHTTPRequestHandler):
+        timeout = 10  # never hang on a stuck client
+
+        def log_message(self, *args):  # keep pytest output clean
+            pass
+
+        def _send(self, status: int, body: bytes = b"", headers: dict | None = None, content_type="application/json"):
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(body)))
+            for k, v in (headers or {}).items():
+                self.send_header(k, v)
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(body)
+
+        def _repo_or_error(self, repo_id: str):
+            if repo_id in hub.gated:
+                self._send(401, b'{"error":"gated"}', {"X-Error-Code": "GatedRepo", "X-Error-Message": "Access to this dataset is restricted"})
+                return None
+            files = hub.repos.get(repo_id)
+            if files is None:
+                self._send(404, b'{"error":"Repository not found"}', {"X-Error-Code": "RepoNotFound", "X-Error-Message": "Repository not found"})
+                return None
+            return files
+
+        def _handle(self):
+            path = unquote(urlsplit(self.path).path)
+            with hub.lock:
+                hub.requests.append((self.command, path))
+            if m := info_re.match(path):
+                repo_id = m.group(1)
+                if (files := self._repo_or_error(repo_id)) is None:
+                    return
+                body = {"id": repo_id, "sha": hub.sha(repo_id), "private": False,
+                        "siblings": [{"rfilename": p} for p in sorted(files)]}
+                return self._send(200, json.dumps(body).encode())
+            if m := tree_re.match(path):
+                repo_id = m.group(1)
+                if (files := self._repo_or_error(repo_id)) is None:
+                    return
+                entries = [{"type": "directory", "oid": "0" * 40, "path": "data"}]
+                entries += [{"type": "file", "oid": hashlib.sha1(b).hexdigest(), "size": len(b), "path": p}
+                            for p, b in sorted(files.items())]
+                return self._send(200, json.dumps(entries).encode())
+            if m := resolve_re.match(path):
+                repo_id, _rev, filename = m.groups()
+                if (files := self._repo_or_error(repo_id)) is None:
+                    return
+                if filename not in files:
+                    return self._send(404, b"{}", {"X-Error-Code": "EntryNotFound", "X-Repo-Commit": hub.sha(repo_id)})
+                body = files[filename]
+                headers = {"X-Repo-Commit": hub.sha(repo_id), "ETag": f'"{hashlib.sha1(body).hexdigest()}"'}
+                return self._send(200, body, headers, "application/octet-stream")
+            self._send(404, b'{"error":"unknown route"}')
+
+        do_GET = _handle
+        do_HEAD = _handle
+
+    return Handler
+
+
+@pytest.fixture
+def hub():
+    fake = FakeHub()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(fake))
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
+    thread.start()
+    fake.endpoint = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        yield fake
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run_fetch(tmp_path: Path, endpoint: str, *args: str, **env_extra: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("HF_", "HUGGINGFACE_")) and k.upper() not in
+           {"RAW_DATA_DIR", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "TRANSFORMERS_OFFLINE"}}
+    env.update(
+        HF_ENDPOINT=endpoint,
+        HF_HOME=str(tmp_path / "hf_home"),
+        HF_HUB_DISABLE_XET="1",
+        HF_HUB_DISABLE_TELEMETRY="1",
+        HF_HUB_ETAG_TIMEOUT="5",
+        HF_HUB_DOWNLOAD_TIMEOUT="5",
+        NO_PROXY="127.0.0.1,localhost",
+        no_proxy="127.0.0.1,localhost",
+        PYTHONPATH=str(REPO_ROOT) + os.pathsep + env.get("PYTHONPATH", ""),
+    )
+    env.update(env_extra)
+    return subprocess.run(
+        [sys.executable, "-m", "preftools.fetch", *args],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=TIMEOUT,
+    )
+
+
+def error_lines(proc: subprocess.CompletedProcess) -> list[str]:
+    return [line for line in proc.stderr.splitlines() if line.startswith("fetch: error:")]
+
+
+def assert_clean_failure(proc: subprocess.CompletedProcess) -> list[str]:
+    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    lines = error_lines(proc)
+    assert lines, proc.stderr
+    return lines
+
+
+def test_fetch_all_five_into_hub_layout(hub, tmp_path):
+    for ds in DATASETS:
+        hub.repos[ds.hub_id] = contract_files(ds.schema)
+    raw = tmp_path / "raw"
+
+    proc = run_fetch(tmp_path, hub.endpoint, "--raw-data-dir", str(raw))
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    for ds in DATASETS:
+        shard = raw / ds.hub_id / SHARD
+        assert shard.is_file(), shard
+        assert shard.read_bytes() == hub.repos[ds.hub_id][SHARD]
+        assert pq.read_schema(shard).equals(ds.schema)
+        assert not (raw / ds.hub_id / "README.md").exists()  # only data/*.parquet
+    assert f"RAW_DATA_DIR={raw} make build" in proc.stdout
+    assert f"RAW_DATA_DIR={raw} dbt build" in proc.stdout
+    downloads = [p for m, p in hub.requests if m == "GET" and "/resolve/" in p]
+    assert len(downloads) == len(DATASETS)
+
+    # A second run finds the files up to date (same commit) and downloads nothing.
+    hub.requests.clear()
+    again = run_fetch(tmp_path, hub.endpoint, "--raw-data-dir", str(raw))
+    assert again.returncode == 0, again.stderr
+    assert not [p for m, p in hub.requests if m == "GET" and "/resolve/" in p]
+
+
+def test_raw_data_dir_from_env_and_subset(hub, tmp_path):
+    for ds in DATASETS:
+        hub.repos[ds.hub_id] = contract_files(ds.schema)
+    raw = tmp_path / "from_env"
+
+    proc = run_fetch(tmp_path, hub.endpoint, "--datasets", "rever_rubric,ultrafeedback", RAW_DATA_DIR=str(raw))
+    assert proc.returncode == 0, proc.stderr
+    assert (raw / "OpenRubrics/ReVeR-Traces-Rubric" / SHARD).is_file()
+    assert (raw / "argilla/ultrafeedback-binarized-curation" / SHARD).is_file()
+    assert not (raw / "OpenRubrics" / "ReVeR-Traces-Judge").exists()
+    # Only the ultrafeedback group is complete: the hint restricts the build to it.
+    assert f"RAW_DATA_DIR={raw} dbt build --vars '{{datasets: [ultrafeedback]}}'" in proc.stdout, proc.stdout
+    assert "rever needs rever_judge + rever_rubric" in proc.stdout
+
+
+def test_unreachable_hub(tmp_path):
+    proc = run_fetch(tmp_path, f"http://127.0.0.1:{closed_port()}", "--raw-data-dir", str(tmp_path / "raw"))
+    lines = assert_clean_failure(proc)
+    first = DATASETS[0]
+    assert first.hub_id in lines[0] and "cannot reach" in lines[0], lines
+    assert len(lines) <= 2, lines  # the problem, then "stopped; not attempted: ..."
+
+
+def test_offline_mode(hub, tmp_path):
+    proc = run_fetch(tmp_path, hub.endpoint, "--raw-data-dir", str(tmp_path / "raw"), HF_HUB_OFFLINE="1")
+    lines = assert_clean_failure(proc)
+    assert "HF_HUB_OFFLINE" in lines[0], lines
+    assert not hub.requests
+
+
+def test_missing_repo_404(hub, tmp_path):
+    proc = run_fetch(tmp_path, hub.endpoint, "--raw-data-dir", str(tmp_path / "raw"), "--datasets", "code_ultrafeedback")
+    (line,) = assert_clean_failure(proc)
+    assert "coseal/CodeUltraFeedback" in line and "not found" in line, line
+    assert "hf auth login" in line and "huggingface-cli login" in line, line
+
+
+def test_gated_repo(hub, tmp_path):
+    ds = DATASETS_BY_KEY["ultrafeedback"]
+    hub.gated.add(ds.hub_id)
+    proc = run_fetch(tmp_path, hub.endpoint, "--raw-data-dir", str(tmp_path / "raw"), "--datasets", "ultrafeedback")
+    (line,) = assert_clean_failure(proc)
+    assert ds.hub_id in line and "gated" in line and "login" in line, line
+
+
+def test_schema_mismatch_names_the_column(hub, tmp_path):
+    ds = DATASETS_BY_KEY["code_ultrafeedback_standard"]
+    bad = ds.schema.set(ds.schema.get_field_index("chosen_score"), pa.field("chosen_score", pa.float64()))
+    bad = bad.remove(bad.get_field_index("rejected"))
+    hub.repos[ds.hub_id] = {SHARD: parquet_bytes(bad.empty_table())}
+    proc = run_fetch(tmp_path, hub.endpoint, "--raw-data-dir", str(tmp_path / "raw"), "--datasets", ds.key)
+    lines = assert_clean_failure(proc)
+    assert len(lines) == 2, lines
+    assert any("chosen_score" in l and "double" in l and "string" in l for l in lines), lines
+    assert any("rejected is missing" in l for l in lines), lines
+    assert (tmp_path / "raw" / ds.hub_id / SHARD).is_file()  # downloaded, then rejected
+
+
+def test_leftover_shard_is_reported(hub, tmp_path):
+    ds = DATASETS_BY_KEY["rever_judge"]
+    hub.repos[ds.hub_id] = contract_files(ds.schema)
+    stale = tmp_path / "raw" / ds.hub_id / "data" / "train-00000-of-00002.parquet"
+    stale.parent.mkdir(parents=True)
+    stale.write_bytes(hub.repos[ds.hub_id][SHARD])
+    proc = run_fetch(tmp_path, hub.endpoint, "--raw-data-dir", str(tmp_path / "raw"), "--datasets", ds.key)
+    (line,) = assert_clean_failure(proc)
+    assert str(stale) in line and "left over" in line, line
+
+
+def test_unwritable_raw_data_dir(tmp_path):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("not a directory")
+    target = blocker / "raw"
+    proc = run_fetch(tmp_path, f"http://127.0.0.1:{closed_port()}", "--raw-data-dir", str(target))
+    (line,) = assert_clean_failure(proc)
+    assert str(target) in line or str(blocker) in line, line
+
+
+def test_help_mentions_direct_hub_reads(tmp_path):
+    proc = run_fetch(tmp_path, "http://127.0.0.1:9", "--help")
+    assert proc.returncode == 0
+    assert "RAW_DATA_DIR=hf://datasets" in proc.stdout and "httpfs" in proc.stdout
+
+
+def test_schema_comparison_is_lenient_where_duckdb_is():
+    expected = pa.schema([("a", pa.list_(pa.struct([("x", pa.string()), ("y", pa.float64())]))), ("b", pa.string())])
+    same_ish = pa.schema([
+        ("b", pa.large_string()),
+        ("a", pa.large_list(pa.struct([("y", pa.float64()), ("x", pa.dictionary(pa.int32(), pa.string())), ("z", pa.int8())]))),
+        ("extra", pa.int64()),
+    ])
+    assert schema_problems(expected, same_ish) == []
+    wrong = pa.schema([("a", pa.list_(pa.struct([("x", pa.int64())]))), ("b", pa.string())])
+    assert schema_problems(expected, wrong) == [
+        "column a[].x has type int64, expected string",
+        "column a[].y is missing (expected double)",
+    ]
+
+
+@pytest.mark.parametrize(
+    "make_exc, expected",
+    [
+        (lambda: PermissionError(errno.EACCES, "Permission denied", "/raw/org/ds/data/x.parquet"),
+         ["cannot write /raw/org/ds/data/x.parquet", "Permission denied"]),
+        (lambda: OSError(errno.ENOSPC, "No space left on device"), ["no space left", "/raw/org/ds"]),
+        (lambda: OSError(errno.EROFS, "Read-only file system", "/raw/org"), ["cannot write /raw/org"]),
+        (lambda: _wrapped_connect_error(), ["cannot reach the Hugging Face Hub"]),
+        (lambda: _http_error(403), ["HTTP 403", "login"]),
+        (lambda: _http_error(401), ["HTTP 401", "HF_TOKEN"]),
+        (lambda: _http_error(503), ["HTTP 503", "try again later"]),
+    ],
+)
+def test_error_messages_are_one_line(make_exc, expected):
+    from preftools.fetch import describe_error
+
+    ds = DATASETS_BY_KEY["rever_judge"]
+    err = describe_error(make_exc(), ds, "main", Path("/raw/org/ds"))
+    message = str(err)
+    assert "\n" not in message and ds.hub_id in message, message
+    for needle in expected:
+        assert needle in message, message
+
+
+def _http_error(status: int):
+    import httpx2
+    from huggingface_hub.errors import HfHubHTTPError
+
+    url = "https://huggingface.co/api/datasets/OpenRubrics/ReVeR-Traces-Judge/revision/main"
+    response = httpx2.Response(status, request=httpx2.Request("GET", url))
+    return HfHubHTTPError(f"{status} Client Error.\n\nsome\nmultiline text", response=response)
+
+
+def _wrapped_connect_error():
+    # What snapshot_download raises when listing the repo fails and nothing usable is on disk.
+    import httpx2
+    from huggingface_hub.errors import LocalEntryNotFoundError
+
+    try:
+        try:
+            raise httpx2.ConnectError("[Errno 111] Connection refused")
+        except httpx2.ConnectError as cause:
+            raise LocalEntryNotFoundError("An error happened...\nPlease check your internet connection") from cause
+    except LocalEntryNotFoundError as exc:
+        return exc
