@@ -35,8 +35,10 @@ docs: install
 generate: install
 	$(BIN)/python -m preftools.generate --seed 42 --scale $(or $(SCALE),1.0) --out $(RAW_DATA_DIR)
 
+# Real data goes to data/raw unless RAW_DATA_DIR is set in the environment (never into the sample).
+FETCH_DIR := $(if $(filter environment command line,$(origin RAW_DATA_DIR)),$(RAW_DATA_DIR),$(CURDIR)/data/raw)
 fetch: install
-	$(BIN)/python -m preftools.fetch --raw-data-dir $(RAW_DATA_DIR)
+	$(BIN)/python -m preftools.fetch --raw-data-dir $(FETCH_DIR)
 
 clean:
 	rm -rf target logs dbt_packages warehouse.duckdb warehouse.duckdb.wal
