@@ -27,7 +27,7 @@ test: install
 	$(BIN)/python -m pytest
 
 lint: install
-	$(BIN)/sqlfluff lint models macros analyses tests
+	$(BIN)/sqlfluff lint models analyses tests
 
 docs: install
 	$(BIN)/dbt docs generate
