@@ -3,15 +3,31 @@
     {{ return(adapter.dispatch('file_basename', 'preference_warehouse')(path_expr)) }}
 {%- endmacro %}
 {% macro default__file_basename(path_expr) -%} regexp_extract({{ path_expr }}, '[^/]+$', 0) {%- endmacro %}
+{#- Spark's `filename` is a URI (file:/..., s3a://...): the part after the last '/' too. -#}
+{% macro spark__file_basename(path_expr) -%} regexp_extract({{ path_expr }}, '[^/]+$', 0) {%- endmacro %}
 
 {#- First capture group of a regex, '' when there is no match (same on both engines). -#}
 {% macro regex_group(expr, pattern, group=1) -%}
     {{ return(adapter.dispatch('regex_group', 'preference_warehouse')(expr, pattern, group)) }}
 {%- endmacro %}
 {% macro default__regex_group(expr, pattern, group) -%} regexp_extract({{ expr }}, '{{ pattern }}', {{ group }}) {%- endmacro %}
+{% macro spark__regex_group(expr, pattern, group) -%} regexp_extract({{ expr }}, {{ preference_warehouse.spark_regex_literal(pattern) }}, {{ group }}) {%- endmacro %}
 
 {#- A stable text key: md5 hex of the parts joined with ':' (md5 exists on both engines, so
     keys and random draws agree across engines). NULL parts become ''. -#}
 {% macro stable_hash(parts) -%}
     md5(concat_ws(':', {% for p in parts %}coalesce(cast({{ p }} as {{ dbt.type_string() }}), ''){{ ", " if not loop.last }}{% endfor %}))
+{%- endmacro %}
+
+{#- Text normalised for matching prompts across datasets: lower case, runs of white space
+    collapsed to one space, trimmed. -#}
+{% macro normalize_text(expr) -%}
+    {{ return(adapter.dispatch('normalize_text', 'preference_warehouse')(expr)) }}
+{%- endmacro %}
+{% macro default__normalize_text(expr) -%} trim(regexp_replace(lower({{ expr }}), '\s+', ' ', 'g')) {%- endmacro %}
+{% macro spark__normalize_text(expr) -%} trim(regexp_replace(lower({{ expr }}), '\\s+', ' ')) {%- endmacro %}
+
+{#- Is a dataset group enabled by the `datasets` var? Cross-dataset models include only those. -#}
+{% macro dataset_enabled(group) -%}
+    {{ return(group in enabled_dataset_groups()) }}
 {%- endmacro %}
