@@ -1,0 +1,108 @@
+-- Where every raw row went: per raw dataset, the raw row count, the rows that reach the
+-- marts and the rows rejected, by reason. The test row_accounting_balances fails the build
+-- when, for any dataset, rows in marts + rows rejected != raw rows.
+{%- set parts = [] %}
+
+with
+
+{% if dataset_enabled('ultrafeedback') -%}
+{%- do parts.append('ultrafeedback') %}
+ultrafeedback as (
+
+    select 'ultrafeedback' as dataset_key, 'in_marts' as outcome, 'preference_pairs' as destination, count(distinct prompt_id) as n_rows
+    from {{ ref('preference_pairs') }} where dataset = 'ultrafeedback'
+    union all
+    select 'ultrafeedback', 'rejected', reason, count(*) from {{ ref('rejects_ultrafeedback') }} group by reason
+    union all
+    select 'ultrafeedback', 'raw', 'stg_ultrafeedback__prompts', count(*) from {{ ref('stg_ultrafeedback__prompts') }}
+
+),
+
+{% endif -%}
+{% if dataset_enabled('code_ultrafeedback') -%}
+{%- do parts.append('code_ultrafeedback') %}
+code_ultrafeedback as (
+
+    select 'code_ultrafeedback' as dataset_key, 'in_marts' as outcome, 'preference_pairs' as destination, count(distinct prompt_id) as n_rows
+    from {{ ref('preference_pairs') }} where dataset = 'code_ultrafeedback'
+    union all
+    select 'code_ultrafeedback', 'rejected', reason, count(*) from {{ ref('rejects_code_ultrafeedback') }} group by reason
+    union all
+    select 'code_ultrafeedback', 'raw', 'stg_code_ultrafeedback__prompts', count(*) from {{ ref('stg_code_ultrafeedback__prompts') }}
+    union all
+    select 'code_ultrafeedback_standard', 'in_marts', 'audit_code_ultrafeedback_published', count(*)
+    from {{ ref('stg_code_ultrafeedback__published_pairs') }} as published
+    where published.published_pair_id in (
+        select audited.published_pair_id from {{ ref('audit_code_ultrafeedback_published') }} as audited
+    )
+        and published.n_chosen_messages = 2 and published.n_rejected_messages = 2
+    union all
+    select 'code_ultrafeedback_standard', 'rejected', reason, count(*)
+    from {{ ref('rejects_code_ultrafeedback_standard') }} group by reason
+    union all
+    select 'code_ultrafeedback_standard', 'raw', 'stg_code_ultrafeedback__published_pairs', count(*)
+    from {{ ref('stg_code_ultrafeedback__published_pairs') }}
+
+),
+
+{% endif -%}
+{% if dataset_enabled('rever') -%}
+{%- do parts.append('rever') %}
+rever as (
+
+    select 'rever_judge' as dataset_key, 'in_marts' as outcome, 'preference_pairs' as destination, count(*) as n_rows
+    from {{ ref('rever_trajectories') }}
+    where is_pair_member
+        and id in (select pairs.prompt_id from {{ ref('preference_pairs') }} as pairs where pairs.dataset = 'rever')
+    union all
+    select 'rever_judge', 'rejected', reason, count(*) from {{ ref('rejects_rever_judge') }} group by reason
+    union all
+    select 'rever_judge', 'raw', 'stg_rever__trajectories', count(*) from {{ ref('stg_rever__trajectories') }}
+    union all
+    select 'rever_rubric', 'in_marts', 'rever_rubric_items', count(distinct rubric_row_id) from {{ ref('rever_rubric_items') }}
+    union all
+    select 'rever_rubric', 'rejected', reason, count(*) from {{ ref('rejects_rever_rubric') }} group by reason
+    union all
+    select 'rever_rubric', 'raw', 'stg_rever__rubrics', count(*) from {{ ref('stg_rever__rubrics') }}
+
+),
+
+{% endif -%}
+unioned as (
+
+    {% for part in parts %}
+    select * from {{ part }}
+    {% if not loop.last %}union all{% endif %}
+    {% endfor %}
+
+),
+
+raw_counts as (
+
+    select dataset_key, n_rows as raw_rows from unioned where outcome = 'raw'
+
+),
+
+registry as (
+
+    select * from {{ ref('dataset_registry') }}
+
+),
+
+final as (
+
+    select
+        unioned.dataset_key,
+        registry.hub_id,
+        raw_counts.raw_rows,
+        unioned.outcome,
+        unioned.destination,
+        cast(unioned.n_rows as bigint) as n_rows
+    from unioned
+    inner join raw_counts on unioned.dataset_key = raw_counts.dataset_key
+    left join registry on unioned.dataset_key = registry.dataset_key
+    where unioned.outcome != 'raw'
+
+)
+
+select * from final
