@@ -1,0 +1,186 @@
+-- The size of the published script's bugs: one row per preference (as the script spells it,
+-- 'code-' + preference) and one total row, with the headline numbers and the number of pair
+-- differences per reason (see audit_code_ultrafeedback_corrections).
+with
+
+prompts as (
+
+    select
+        'code-' || preference as preference,
+        script_outcome
+    from {{ ref('code_ultrafeedback_prompts') }}
+
+),
+
+corrections as (
+
+    select * from {{ ref('audit_code_ultrafeedback_corrections') }}
+
+),
+
+published_audit as (
+
+    select
+        prompt_id,
+        status,
+        chosen_score
+    from {{ ref('audit_code_ultrafeedback_published') }}
+    where status != 'only_in_reproduction'
+
+),
+
+prompt_preferences as (
+
+    select
+        prompt_id,
+        'code-' || preference as preference
+    from {{ ref('code_ultrafeedback_prompts') }}
+
+),
+
+prompt_counts as (
+
+    select
+        preference,
+        count(*) as n_prompts,
+        sum(case when script_outcome = 'processed' then 1 else 0 end) as n_prompts_processed,
+        sum(case when script_outcome = 'dropped_by_na_rating' then 1 else 0 end) as n_prompts_dropped,
+        sum(case when script_outcome = 'quarantined' then 1 else 0 end) as n_prompts_quarantined
+    from prompts
+    group by preference
+
+),
+
+-- raw RLHFlow rows; a row that matches no reproduced pair has no known prompt (preference NULL)
+published_counts as (
+
+    select
+        prompt_preferences.preference,
+        count(*) as n_published_pairs,
+        sum(case when {{ binary_string('published_audit.chosen_score') }} = {{ binary_string("'N/A'") }}
+            then 1 else 0 end) as n_published_chosen_score_na,
+        sum(case when published_audit.status = 'only_in_published' then 1 else 0 end) as n_published_not_reproduced
+    from published_audit
+    left join prompt_preferences
+        on published_audit.prompt_id = prompt_preferences.prompt_id
+    group by prompt_preferences.preference
+
+),
+
+pair_counts as (
+
+    select
+        preference,
+        sum(case when status != 'only_corrected' then 1 else 0 end) as n_published_logic_pairs,
+        sum(case when status != 'only_published_logic' then 1 else 0 end) as n_corrected_pairs,
+        sum(case when status = 'same' then 1 else 0 end) as n_pairs_unchanged,
+        sum(case when status = 'flipped' then 1 else 0 end) as n_pairs_flipped,
+        sum(case when reason = 'na_rated_chosen' then 1 else 0 end) as n_na_rated_chosen,
+        sum(case when reason = 'na_rated_rejected' then 1 else 0 end) as n_na_rated_rejected,
+        sum(case when reason = 'prompt_dropped_by_last_na' then 1 else 0 end) as n_prompt_dropped_by_last_na,
+        sum(case when reason = 'string_order_inverted' then 1 else 0 end) as n_string_order_inverted,
+        sum(case when reason = 'invalid_rating' then 1 else 0 end) as n_invalid_rating,
+        sum(case when reason = 'prompt_quarantined' then 1 else 0 end) as n_prompt_quarantined,
+        sum(case when reason = 'duplicate_model' then 1 else 0 end) as n_duplicate_model,
+        sum(case when reason = 'unexplained' then 1 else 0 end) as n_unexplained
+    from corrections
+    group by preference
+
+),
+
+preferences as (
+
+    select preference from prompt_counts
+    union
+    select preference from published_counts
+
+),
+
+by_preference as (
+
+    select
+        'preference' as scope,
+        preferences.preference,
+        coalesce(prompt_counts.n_prompts, 0) as n_prompts,
+        coalesce(prompt_counts.n_prompts_processed, 0) as n_prompts_processed,
+        coalesce(prompt_counts.n_prompts_dropped, 0) as n_prompts_dropped,
+        coalesce(prompt_counts.n_prompts_quarantined, 0) as n_prompts_quarantined,
+        coalesce(published_counts.n_published_pairs, 0) as n_published_pairs,
+        coalesce(published_counts.n_published_chosen_score_na, 0) as n_published_chosen_score_na,
+        coalesce(published_counts.n_published_not_reproduced, 0) as n_published_not_reproduced,
+        coalesce(pair_counts.n_published_logic_pairs, 0) as n_published_logic_pairs,
+        coalesce(pair_counts.n_corrected_pairs, 0) as n_corrected_pairs,
+        coalesce(pair_counts.n_pairs_unchanged, 0) as n_pairs_unchanged,
+        coalesce(pair_counts.n_pairs_flipped, 0) as n_pairs_flipped,
+        coalesce(pair_counts.n_na_rated_chosen, 0) as n_na_rated_chosen,
+        coalesce(pair_counts.n_na_rated_rejected, 0) as n_na_rated_rejected,
+        coalesce(pair_counts.n_prompt_dropped_by_last_na, 0) as n_prompt_dropped_by_last_na,
+        coalesce(pair_counts.n_string_order_inverted, 0) as n_string_order_inverted,
+        coalesce(pair_counts.n_invalid_rating, 0) as n_invalid_rating,
+        coalesce(pair_counts.n_prompt_quarantined, 0) as n_prompt_quarantined,
+        coalesce(pair_counts.n_duplicate_model, 0) as n_duplicate_model,
+        coalesce(pair_counts.n_unexplained, 0) as n_unexplained
+    from preferences
+    left join prompt_counts
+        on preferences.preference is not distinct from prompt_counts.preference
+    left join published_counts
+        on preferences.preference is not distinct from published_counts.preference
+    left join pair_counts
+        on preferences.preference is not distinct from pair_counts.preference
+
+),
+
+total as (
+
+    select
+        'total' as scope,
+        cast(null as {{ dbt.type_string() }}) as preference,
+        sum(n_prompts) as n_prompts,
+        sum(n_prompts_processed) as n_prompts_processed,
+        sum(n_prompts_dropped) as n_prompts_dropped,
+        sum(n_prompts_quarantined) as n_prompts_quarantined,
+        sum(n_published_pairs) as n_published_pairs,
+        sum(n_published_chosen_score_na) as n_published_chosen_score_na,
+        sum(n_published_not_reproduced) as n_published_not_reproduced,
+        sum(n_published_logic_pairs) as n_published_logic_pairs,
+        sum(n_corrected_pairs) as n_corrected_pairs,
+        sum(n_pairs_unchanged) as n_pairs_unchanged,
+        sum(n_pairs_flipped) as n_pairs_flipped,
+        sum(n_na_rated_chosen) as n_na_rated_chosen,
+        sum(n_na_rated_rejected) as n_na_rated_rejected,
+        sum(n_prompt_dropped_by_last_na) as n_prompt_dropped_by_last_na,
+        sum(n_string_order_inverted) as n_string_order_inverted,
+        sum(n_invalid_rating) as n_invalid_rating,
+        sum(n_prompt_quarantined) as n_prompt_quarantined,
+        sum(n_duplicate_model) as n_duplicate_model,
+        sum(n_unexplained) as n_unexplained
+    from by_preference
+
+),
+
+unioned as (
+
+    select * from total
+    union all
+    select * from by_preference
+
+),
+
+typed as (
+
+    select
+        scope,
+        preference,
+        {% for c in ['n_prompts', 'n_prompts_processed', 'n_prompts_dropped', 'n_prompts_quarantined',
+                     'n_published_pairs', 'n_published_chosen_score_na', 'n_published_not_reproduced',
+                     'n_published_logic_pairs', 'n_corrected_pairs', 'n_pairs_unchanged', 'n_pairs_flipped',
+                     'n_na_rated_chosen', 'n_na_rated_rejected', 'n_prompt_dropped_by_last_na',
+                     'n_string_order_inverted', 'n_invalid_rating', 'n_prompt_quarantined',
+                     'n_duplicate_model', 'n_unexplained'] -%}
+        cast({{ c }} as bigint) as {{ c }}{{ "," if not loop.last }}
+        {% endfor %}
+    from unioned
+
+)
+
+select * from typed

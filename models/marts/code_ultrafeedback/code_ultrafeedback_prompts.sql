@@ -1,0 +1,81 @@
+-- One row per raw coseal row: what the published script does with it (pairs, dropped by the
+-- stale/last 'N/A' rating, or quarantined because it would crash) and how many pairs it
+-- yields under the published logic and under the corrected rule. Every raw row is here,
+-- including rows with no responses.
+with
+
+prompts as (
+
+    select * from {{ ref('int_code_ultrafeedback__prompts_sequenced') }}
+
+),
+
+quarantine as (
+
+    select
+        prompt_id,
+        reason
+    from {{ ref('code_ultrafeedback_published_logic_quarantine') }}
+
+),
+
+published_logic_pairs as (
+
+    select
+        prompt_id,
+        count(*) as n_pairs
+    from {{ ref('code_ultrafeedback_pairs_published_logic') }}
+    group by prompt_id
+
+),
+
+corrected_pairs as (
+
+    select
+        prompt_id,
+        count(*) as n_pairs
+    from {{ ref('code_ultrafeedback_pairs') }}
+    group by prompt_id
+
+),
+
+outcomes as (
+
+    select
+        ---------- keys
+        prompts.prompt_id,
+        prompts.source_file,
+        prompts.source_row,
+        prompts.prompt_order,
+        prompts.preference,
+
+        ---------- sizes
+        prompts.n_responses,
+        prompts.n_annotations,
+
+        ---------- the script's `rating` variable
+        prompts.own_last_rating,
+        prompts.script_rating,
+        prompts.is_script_rating_stale,
+
+        ---------- outcome
+        case
+            when quarantine.prompt_id is not null then 'quarantined'
+            when prompts.is_dropped_by_na_rating then 'dropped_by_na_rating'
+            else 'processed'
+        end as script_outcome,
+        quarantine.reason as quarantine_reason,
+        coalesce(published_logic_pairs.n_pairs, 0) as n_published_logic_pairs,
+        coalesce(corrected_pairs.n_pairs, 0) as n_corrected_pairs
+
+    from prompts
+    left join quarantine
+        on prompts.prompt_id = quarantine.prompt_id
+    left join published_logic_pairs
+        on prompts.prompt_id = published_logic_pairs.prompt_id
+    left join corrected_pairs
+        on prompts.prompt_id = corrected_pairs.prompt_id
+
+)
+
+select * from outcomes
