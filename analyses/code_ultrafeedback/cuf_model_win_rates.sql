@@ -82,3 +82,5 @@ with_change as (
 
 select * from with_change
 order by abs(win_rate_change) desc nulls last, model
+
+{{ config(enabled=dataset_enabled('code_ultrafeedback')) }}

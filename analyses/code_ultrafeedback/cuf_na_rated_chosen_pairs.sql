@@ -56,3 +56,5 @@ listed as (
 
 select * from listed
 order by source_file, source_row, published_chosen_model, published_rejected_model
+
+{{ config(enabled=dataset_enabled('code_ultrafeedback')) }}

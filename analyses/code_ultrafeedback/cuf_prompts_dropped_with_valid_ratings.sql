@@ -42,3 +42,5 @@ listed as (
 
 select * from listed
 order by n_corrected_pairs_lost desc, source_file asc, source_row asc
+
+{{ config(enabled=dataset_enabled('code_ultrafeedback')) }}

@@ -22,3 +22,5 @@ listed as (
 
 select * from listed
 order by published_order nulls last, pair_order nulls last
+
+{{ config(enabled=dataset_enabled('code_ultrafeedback')) }}

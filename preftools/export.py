@@ -1,0 +1,780 @@
+"""Export every mart of the warehouse to Parquet in the Hugging Face Hub layout.
+
+    python -m preftools.export [--duckdb-path PATH] [--export-dir DIR] [--marts a,b] [--no-progress]
+    make export                     # the same, with DUCKDB_PATH / EXPORT_DIR from the Makefile
+
+What is exported: every table of the ``main`` schema of the warehouse (the marts; staging,
+intermediate, seeds and meta live in other schemas), discovered at run time. The warehouse is
+opened read-only, so the marts stay queryable in the ``.duckdb`` file and a running export only
+blocks a concurrent ``dbt build`` (which then reports the lock), never the other way round.
+
+Layout (``$EXPORT_DIR``, default ``exports/``)::
+
+    <mart>/data/train-00000-of-0000N.parquet        one folder per mart, N files of < ~500 MB
+    preference_pairs/data/<dataset>-00000-of-0000N.parquet
+                                                    marts in SPLIT_BY: one split per value of
+                                                    their split column (ultrafeedback,
+                                                    code_ultrafeedback, rever)
+    manifest.json                                   per mart: files, row counts, schema, the
+                                                    dbt build that made them; the command line
+
+Loading: ``datasets.load_dataset("<EXPORT_DIR>/<mart>")`` or
+``load_dataset("parquet", data_dir="<EXPORT_DIR>/<mart>")`` gives a ``train`` split, and for
+``preference_pairs`` one split per dataset, with no configuration: ``datasets`` derives the split
+names from the ``data/<split>-NNNNN-of-NNNNN.parquet`` file names (pointing ``data_dir`` at the
+``data/`` folder itself would put every file in ``train``). pyarrow, DuckDB, polars and Spark
+read ``<mart>/data/*.parquet`` directly. A mart with no rows is exported as one schema-only file
+(no row groups): pyarrow and DuckDB read it, but ``datasets`` 5.2 refuses an empty split.
+
+Files: ZSTD (level 3), Parquet 2.6, page index, content-defined chunking (re-uploads of a changed
+export to the Hub deduplicate), and a row group size fixed per mart (about 64 MB of Arrow data,
+1,000 to 100,000 rows, from the first rows). Rows are ordered by every column in column order
+(first column first, NULLs last), so the same warehouse contents give byte-identical files with
+the same pyarrow version; nothing time-dependent is written into the Parquet files, and the
+manifest only holds what the warehouse and the command line say.
+
+Atomic: everything is written into a hidden staging folder ``$EXPORT_DIR/.export-tmp-*`` and only
+when every selected mart is complete are the mart folders swapped in by renames (milliseconds),
+then ``manifest.json`` is replaced through a temporary file. A failure or an interrupt (Ctrl-C,
+SIGTERM) before that point leaves the previous export untouched and removes the staging folder;
+a killed process (SIGKILL, power loss) leaves only a hidden staging folder, which the next export
+removes. Two exports into the same directory exclude each other through ``.export.lock``.
+
+``--marts a,b`` exports some marts and keeps the other folders and their manifest entries; a full
+export also removes the folders of marts that an earlier export wrote (per its manifest) and
+that no longer exist in the warehouse.
+
+Errors are one line on stderr (what failed, the path, what to do) and exit code 2; no tracebacks
+(set ``PREFTOOLS_DEBUG=1`` to get one for an unexpected error).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime as dt
+import decimal
+import errno
+import fcntl
+import hashlib
+import json
+import os
+import re
+import shlex
+import shutil
+import signal
+import sys
+import tempfile
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from preftools import __version__
+
+EXIT_ERROR = 2
+EXIT_INTERRUPTED = 130
+
+DEFAULT_DUCKDB_PATH = "warehouse.duckdb"
+DEFAULT_EXPORT_DIR = "exports"
+MART_SCHEMA = "main"
+BUILD_INFO_TABLE = ("meta", "warehouse_build_info")
+
+# Marts written as one Hugging Face split per value of a column (split names must be \w+).
+SPLIT_BY: dict[str, str] = {"preference_pairs": "dataset"}
+DEFAULT_SPLIT = "train"
+SPLIT_NAME = re.compile(r"\w+(\.\w+)*", re.ASCII)
+MART_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
+
+# Files: a new file starts before one would pass MAX_FILE_BYTES (the Hub's usual ~500 MB shards).
+MAX_FILE_BYTES = 500_000_000
+# Row groups: a fixed row count per mart, sized from the first SAMPLE_ROWS rows to about
+# ROW_GROUP_TARGET_BYTES of Arrow data, within [MIN_ROW_GROUP_ROWS, MAX_ROW_GROUP_ROWS].
+ROW_GROUP_TARGET_BYTES = 64 * 1024 * 1024
+MIN_ROW_GROUP_ROWS = 1_000
+MAX_ROW_GROUP_ROWS = 100_000
+SAMPLE_ROWS = 10_000
+BATCH_ROWS = 10_000  # rows per Arrow batch streamed out of DuckDB
+ZSTD_LEVEL = 3
+PARQUET_OPTIONS = dict(
+    version="2.6",
+    compression="zstd",
+    compression_level=ZSTD_LEVEL,
+    use_dictionary=True,
+    write_statistics=True,
+    write_page_index=True,
+    use_content_defined_chunking=True,
+    store_schema=True,
+)
+
+MANIFEST = "manifest.json"
+LOCK_FILE = ".export.lock"
+STAGING_PREFIX = ".export-tmp-"
+
+# The writer class, looked up at call time (tests wrap it to simulate a failure mid-export).
+ParquetWriter = pq.ParquetWriter
+
+
+class ExportError(Exception):
+    """A problem to report as one line."""
+
+
+class _Terminated(BaseException):
+    """Raised by the SIGTERM handler so that clean-up runs as for Ctrl-C."""
+
+
+# --------------------------------------------------------------------------------------------
+# small helpers
+
+
+def _one_line(text: object, limit: int = 400) -> str:
+    line = " ".join(str(text).split())
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def _quote(identifier: str) -> str:
+    return '"' + identifier.replace('"', '""') + '"'
+
+
+def _os_error_message(exc: OSError, where: Path | str, action: str = "write") -> str:
+    """One line for an OSError (also pyarrow's, which often carry the errno only in the text)."""
+    where = exc.filename or where
+    text = str(exc)
+    code = exc.errno
+    if code is None:
+        match = re.search(r"\[Errno (\d+)\]", text)
+        code = int(match.group(1)) if match else None
+    if code == errno.ENOSPC or "No space left" in text:
+        return f"no space left on device while writing {where}; free some space or choose another --export-dir"
+    if code == errno.EDQUOT:
+        return f"disk quota exceeded while writing {where}; free some space or choose another --export-dir"
+    if code in (errno.EACCES, errno.EPERM, errno.EROFS) or isinstance(exc, PermissionError):
+        reason = exc.strerror or "permission denied"
+        return f"cannot {action} {where}: {reason}; choose another --export-dir (or EXPORT_DIR) or fix its permissions"
+    if code in (errno.ENOTDIR, errno.EEXIST) or isinstance(exc, (NotADirectoryError, FileExistsError)):
+        return (
+            f"cannot {action} {where}: a path component is a file, not a directory; "
+            "choose another --export-dir (or EXPORT_DIR)"
+        )
+    return f"cannot {action} {where}: {_one_line(exc.strerror or exc)}"
+
+
+def _fsync_dir(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _jsonable(value):
+    if isinstance(value, (dt.datetime, dt.date, dt.time)):
+        return value.isoformat()
+    if isinstance(value, decimal.Decimal):
+        return str(value)
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    if isinstance(value, bytes):
+        return value.hex()
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+def command_line(duckdb_path: Path, export_dir: Path, marts: list[str] | None, progress: bool = True) -> str:
+    """The CLI invocation equivalent to an export (recorded in the manifest)."""
+    args = ["python", "-m", "preftools.export", "--duckdb-path", str(duckdb_path), "--export-dir", str(export_dir)]
+    if marts is not None:
+        args += ["--marts", ",".join(marts)]
+    if not progress:
+        args.append("--no-progress")
+    return shlex.join(args)
+
+
+# --------------------------------------------------------------------------------------------
+# the warehouse
+
+
+@contextlib.contextmanager
+def open_warehouse(path: Path) -> Iterator:
+    """The warehouse, read-only; one clear line if it is missing, not DuckDB, or locked by a writer."""
+    import duckdb
+
+    if not path.exists():
+        raise ExportError(
+            f"no warehouse at {path}: run `make build` first (or point --duckdb-path / DUCKDB_PATH at the .duckdb file)"
+        )
+    if path.is_dir():
+        raise ExportError(f"{path} is a directory, not a DuckDB file; point --duckdb-path / DUCKDB_PATH at the .duckdb file")
+    try:
+        con = duckdb.connect(str(path), read_only=True)
+    except duckdb.Error as exc:
+        message = str(exc)
+        if "Conflicting lock" in message or "Could not set lock" in message:
+            holder = re.search(r"held in (.+?)(?: \(PID (\d+)\))", message)
+            by = f" by {holder.group(1)} (PID {holder.group(2)})" if holder else ""
+            raise ExportError(
+                f"the warehouse {path} is locked{by}, which is writing to it (a running `dbt build`?); "
+                "wait for it to finish or close it, then run the export again"
+            ) from None
+        if "not a valid DuckDB database" in message:
+            raise ExportError(f"{path} is not a DuckDB database file; run `make build` first or fix --duckdb-path") from None
+        raise ExportError(f"cannot open the warehouse {path}: {_one_line(message)}") from None
+    try:
+        # Timestamps with time zone come out in UTC whatever the machine's zone (determinism).
+        con.execute("set TimeZone = 'UTC'")
+        # The same knobs as the dbt profile (set after connecting: a notebook may already hold
+        # the file open read-only in this process, and DuckDB refuses a second configuration).
+        for setting, env in (("memory_limit", "DUCKDB_MEMORY_LIMIT"), ("threads", "DUCKDB_THREADS")):
+            if os.environ.get(env):
+                try:
+                    con.execute(f"set {setting} = ?", [os.environ[env]])
+                except duckdb.Error as exc:
+                    raise ExportError(f"{env}={os.environ[env]!r} is not a valid DuckDB {setting}: {_one_line(exc)}") from None
+        yield con
+    finally:
+        con.close()
+
+
+def list_marts(con) -> list[str]:
+    rows = con.execute(
+        "select table_name from duckdb_tables() "
+        "where database_name = current_database() and schema_name = ? order by table_name",
+        [MART_SCHEMA],
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+def table_columns(con, schema: str, table: str) -> list[tuple[str, str]]:
+    """(name, DuckDB type) of each column, in table order."""
+    return [
+        (r[0], r[1])
+        for r in con.execute(
+            "select column_name, data_type from duckdb_columns() "
+            "where database_name = current_database() and schema_name = ? and table_name = ? "
+            "order by column_index",
+            [schema, table],
+        ).fetchall()
+    ]
+
+
+def read_build_info(con) -> dict | list | None:
+    """The row(s) of meta.warehouse_build_info (the dbt invocation that built the warehouse), or None."""
+    schema, table = BUILD_INFO_TABLE
+    exists = con.execute(
+        "select count(*) from duckdb_tables() where database_name = current_database() "
+        "and schema_name = ? and table_name = ?",
+        [schema, table],
+    ).fetchall()[0][0]
+    if not exists:
+        return None
+    cur = con.execute(f"select * from {_quote(schema)}.{_quote(table)} order by all")
+    names = [d[0] for d in cur.description]
+    rows = [_jsonable(dict(zip(names, row))) for row in cur.fetchall()]
+    if not rows:
+        return None
+    return rows[0] if len(rows) == 1 else rows
+
+
+# --------------------------------------------------------------------------------------------
+# writing one mart
+
+
+@dataclass
+class WrittenFile:
+    split: str
+    path: Path  # final path while staged (under the staging folder)
+    num_rows: int
+    num_bytes: int = 0
+    sha256: str = ""
+
+
+@dataclass
+class MartExport:
+    name: str
+    columns: list[tuple[str, str]]
+    schema: pa.Schema | None = None
+    split_by: str | None = None
+    row_group_rows: int | None = None
+    files: list[WrittenFile] = field(default_factory=list)
+
+    @property
+    def num_rows(self) -> int:
+        return sum(f.num_rows for f in self.files)
+
+
+def row_group_rows_for(sample: pa.Table) -> int:
+    """Rows per row group so that a group holds about ROW_GROUP_TARGET_BYTES of Arrow data."""
+    if sample.num_rows == 0:
+        return MAX_ROW_GROUP_ROWS
+    per_row = max(1, sample.nbytes // sample.num_rows)
+    rows = ROW_GROUP_TARGET_BYTES // per_row
+    rows = max(MIN_ROW_GROUP_ROWS, min(MAX_ROW_GROUP_ROWS, rows))
+    return int(rows // 1000 * 1000) if rows >= 1000 else int(rows)
+
+
+class _SplitWriter:
+    """Writes one split as files of whole row groups, each file below MAX_FILE_BYTES."""
+
+    def __init__(self, out_dir: Path, split: str, schema: pa.Schema):
+        self.out_dir = out_dir
+        self.split = split
+        self.schema = schema
+        self.parts: list[tuple[Path, int]] = []  # (temporary path, rows)
+        self._file = None
+        self._writer = None
+        self._rows = 0
+        self._last_group_bytes = 0
+
+    def _path(self, index: int) -> Path:
+        return self.out_dir / f".{self.split}-{index:05d}.parquet.partial"
+
+    def _open(self) -> None:
+        path = self._path(len(self.parts))
+        self._file = open(path, "wb")  # noqa: SIM115 - closed in _close/abort
+        self._writer = ParquetWriter(self._file, self.schema, **PARQUET_OPTIONS)
+        self.parts.append((path, 0))
+        self._rows = 0
+        self._last_group_bytes = 0
+
+    def _close(self) -> None:
+        if self._writer is None:
+            return
+        self._writer.close()
+        self._writer = None
+        self._file.flush()
+        os.fsync(self._file.fileno())
+        self._file.close()
+        self._file = None
+        self.parts[-1] = (self.parts[-1][0], self._rows)
+
+    def write_group(self, table: pa.Table) -> None:
+        if self._writer is not None and self._file.tell() + self._last_group_bytes > MAX_FILE_BYTES:
+            self._close()
+        if self._writer is None:
+            self._open()
+        before = self._file.tell()
+        self._writer.write_table(table, row_group_size=table.num_rows)
+        self._last_group_bytes = self._file.tell() - before
+        self._rows += table.num_rows
+
+    def finish(self) -> list[WrittenFile]:
+        if self._writer is None and not self.parts:
+            self._open()  # an empty split still gets one file (schema only, zero rows)
+        self._close()
+        total = len(self.parts)
+        files = []
+        for index, (tmp, rows) in enumerate(self.parts):
+            final = self.out_dir / f"{self.split}-{index:05d}-of-{total:05d}.parquet"
+            os.rename(tmp, final)
+            files.append(WrittenFile(self.split, final, rows))
+        return files
+
+    def abort(self) -> None:
+        """Close what is open; the half-written file goes with the staging folder."""
+        if self._writer is None:
+            # Interrupted inside the writer's constructor: the half-made writer may still own the
+            # file and flush into it when collected, so leave both to the garbage collector.
+            return
+        with contextlib.suppress(Exception):
+            self._writer.close()
+        with contextlib.suppress(Exception):
+            self._file.close()
+
+
+def _regroup(batches: Iterator[pa.RecordBatch], schema: pa.Schema, state: MartExport) -> Iterator[pa.Table]:
+    """Re-cut a stream of record batches into single-chunk tables of exactly ``state.row_group_rows``
+    rows (the last one shorter), so the files do not depend on how DuckDB sized its batches."""
+    pending: list[pa.RecordBatch] = []
+    pending_rows = 0
+
+    def cut(final: bool) -> Iterator[pa.Table]:
+        nonlocal pending, pending_rows
+        if state.row_group_rows is None:
+            if pending_rows < SAMPLE_ROWS and not final:
+                return
+            sample = pa.Table.from_batches(pending, schema).slice(0, SAMPLE_ROWS).combine_chunks()
+            state.row_group_rows = row_group_rows_for(sample)
+        size = state.row_group_rows
+        while pending_rows >= size or (final and pending_rows):
+            table = pa.Table.from_batches(pending, schema)
+            take = min(size, pending_rows)
+            yield table.slice(0, take).combine_chunks()
+            rest = table.slice(take)
+            pending, pending_rows = rest.to_batches(), rest.num_rows
+
+    for batch in batches:
+        if batch.num_rows == 0:
+            continue
+        pending.append(batch)
+        pending_rows += batch.num_rows
+        yield from cut(final=False)
+    yield from cut(final=True)
+
+
+def export_mart(con, name: str, out_dir: Path, progress: bool = True) -> MartExport:
+    """Write ``main.<name>`` into ``out_dir/data/`` (a staging folder) and return what was written."""
+    import duckdb
+    from tqdm.auto import tqdm
+
+    columns = table_columns(con, MART_SCHEMA, name)
+    state = MartExport(name, columns, split_by=SPLIT_BY.get(name))
+    relation = f"{_quote(MART_SCHEMA)}.{_quote(name)}"
+    order_by = ", ".join(f"{_quote(c)} asc nulls last" for c, _ in columns)
+    data_dir = out_dir / "data"
+    data_dir.mkdir(parents=True)
+
+    try:
+        total = con.execute(f"select count(*) from {relation}").fetchall()[0][0]
+        if state.split_by is not None:
+            if state.split_by not in [c for c, _ in columns]:
+                raise ExportError(
+                    f"mart {name} is split by column {state.split_by!r}, which it does not have "
+                    f"(columns: {', '.join(c for c, _ in columns)}); fix SPLIT_BY in preftools/export.py"
+                )
+            values = [r[0] for r in con.execute(
+                f"select distinct {_quote(state.split_by)} from {relation} order by 1 nulls last"
+            ).fetchall()]
+            bad = [v for v in values if v is None or not SPLIT_NAME.fullmatch(str(v))]
+            if bad:
+                raise ExportError(
+                    f"mart {name}: column {state.split_by} has value(s) {', '.join(repr(v) for v in bad[:5])} "
+                    "that cannot name a Hugging Face split (letters, digits, _ and . only, not NULL); fix the model"
+                )
+            splits = [(str(v), f"where {_quote(state.split_by)} = ?", [v]) for v in values] or [(DEFAULT_SPLIT, "", [])]
+        else:
+            splits = [(DEFAULT_SPLIT, "", [])]
+
+        with tqdm(total=total, desc=name, unit="rows", unit_scale=total >= 10_000, disable=not progress, leave=True) as bar:
+            for split, where, params in splits:
+                sql = f"select * from {relation} {where} order by {order_by}"
+                reader = con.sql(sql, params=params or None).to_arrow_reader(BATCH_ROWS)
+                if state.schema is None:
+                    state.schema = reader.schema
+                writer = _SplitWriter(data_dir, split, reader.schema)
+                try:
+                    for group in _regroup(iter(reader), reader.schema, state):
+                        writer.write_group(group)
+                        bar.update(group.num_rows)
+                        bar.set_postfix_str(f"{split} file {len(writer.parts)}", refresh=False)
+                    state.files += writer.finish()
+                except BaseException:
+                    writer.abort()
+                    raise
+    except duckdb.Error as exc:
+        message = _one_line(exc)
+        hint = ""
+        if re.search(r"out of memory|memory limit|temp|no space", message, re.IGNORECASE):
+            hint = "; raise DUCKDB_MEMORY_LIMIT or free disk space for DuckDB's temp files (next to the warehouse file)"
+        raise ExportError(f"DuckDB failed reading {MART_SCHEMA}.{name}: {message}{hint}") from None
+    except OSError as exc:
+        raise ExportError(f"exporting mart {name}: {_os_error_message(exc, data_dir)}") from None
+
+    for f in state.files:
+        f.num_bytes = f.path.stat().st_size
+        with open(f.path, "rb") as fh:
+            f.sha256 = hashlib.file_digest(fh, "sha256").hexdigest()
+    if state.num_rows != total:  # the table changed under a read-only connection: cannot happen
+        raise ExportError(f"mart {name}: wrote {state.num_rows} rows but the table has {total}; run the export again")
+    return state
+
+
+# --------------------------------------------------------------------------------------------
+# the export directory: lock, staging, publish, manifest
+
+
+def prepare_export_dir(export_dir: Path) -> None:
+    try:
+        export_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ExportError(_os_error_message(exc, export_dir, action="create the export directory")) from None
+    if not export_dir.is_dir():
+        raise ExportError(f"cannot use {export_dir} as the export directory: it is not a directory; choose another --export-dir")
+
+
+@contextlib.contextmanager
+def export_lock(export_dir: Path) -> Iterator[None]:
+    path = export_dir / LOCK_FILE
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise ExportError(_os_error_message(exc, path)) from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "?"
+            raise ExportError(
+                f"another export into {export_dir} is running (PID {holder}); wait for it to finish"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def remove_stale_staging(export_dir: Path) -> None:
+    """Staging folders left by a killed export (we hold the lock, so none is in use)."""
+    for path in export_dir.glob(STAGING_PREFIX + "*"):
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def load_manifest(export_dir: Path) -> dict:
+    path = export_dir / MANIFEST
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text())
+        return data if isinstance(data, dict) and isinstance(data.get("marts"), dict) else {}
+    except (OSError, ValueError):
+        print(f"export: warning: ignoring unreadable {path}", file=sys.stderr)
+        return {}
+
+
+def mart_entry(mart: MartExport, build, exported_by: dict) -> dict:
+    splits: dict[str, int] = {}
+    for f in mart.files:
+        splits[f.split] = splits.get(f.split, 0) + f.num_rows
+    return {
+        "table": f"{MART_SCHEMA}.{mart.name}",
+        "num_rows": mart.num_rows,
+        "num_bytes": sum(f.num_bytes for f in mart.files),
+        "split_by": mart.split_by,
+        "splits": splits,
+        "files": [
+            {
+                "path": f"{mart.name}/data/{f.path.name}",
+                "split": f.split,
+                "num_rows": f.num_rows,
+                "num_bytes": f.num_bytes,
+                "sha256": f.sha256,
+            }
+            for f in mart.files
+        ],
+        "order_by": [c for c, _ in mart.columns],
+        "row_group_rows": mart.row_group_rows,
+        "schema": [
+            {"name": fld.name, "arrow_type": str(fld.type), "duckdb_type": duck}
+            for fld, (_, duck) in zip(mart.schema, mart.columns)
+        ],
+        "build": build,
+        "exported_by": exported_by,
+    }
+
+
+def _write_manifest(export_dir: Path, manifest: dict) -> None:
+    path = export_dir / MANIFEST
+    fd, tmp = tempfile.mkstemp(prefix=f".{MANIFEST}.", suffix=".tmp", dir=export_dir)
+    try:
+        with os.fdopen(fd, "w") as fh:
+            json.dump(manifest, fh, indent=2, ensure_ascii=False)
+            fh.write("\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def publish(export_dir: Path, staging: Path, marts: list[str], retired: list[str], manifest: dict) -> None:
+    """Swap the staged mart folders into place (old ones go into the staging folder, which the
+    caller deletes), remove retired mart folders, then replace manifest.json."""
+    old = staging / ".previous"
+    old.mkdir()
+    for name in marts:
+        final = export_dir / name
+        if final.exists() or final.is_symlink():
+            os.rename(final, old / name)
+        try:
+            os.rename(staging / name, final)
+        except BaseException:
+            if (old / name).exists():
+                os.rename(old / name, final)  # put the previous export back
+            raise
+    for name in retired:
+        final = export_dir / name
+        if final.is_dir() and not final.is_symlink():
+            os.rename(final, old / name)
+    _write_manifest(export_dir, manifest)
+    _fsync_dir(export_dir)
+
+
+# --------------------------------------------------------------------------------------------
+# the export
+
+
+def export(
+    duckdb_path: Path | str,
+    export_dir: Path | str,
+    marts: list[str] | None = None,
+    *,
+    progress: bool = True,
+    command: str | None = None,
+) -> dict:
+    """Export the marts (all tables of schema main, or ``marts``) and return the manifest."""
+    duckdb_path = Path(duckdb_path).expanduser().absolute()
+    export_dir = Path(export_dir).expanduser().absolute()
+    command = command or command_line(duckdb_path, export_dir, marts, progress)
+    exported_by = {"command": command, "preftools_version": __version__, "warehouse": str(duckdb_path)}
+
+    with open_warehouse(duckdb_path) as con:
+        available = list_marts(con)
+        if not available:
+            raise ExportError(f"no tables in schema {MART_SCHEMA} of {duckdb_path}: run `make build` first")
+        if marts is None:
+            selected = available
+        else:
+            unknown = [m for m in marts if m not in available]
+            if unknown or not marts:
+                raise ExportError(
+                    f"unknown mart(s): {', '.join(unknown) or '(none given)'}; "
+                    f"the warehouse {duckdb_path} has: {', '.join(available)}"
+                )
+            selected = list(dict.fromkeys(marts))
+        for name in selected:
+            if not MART_NAME.fullmatch(name) or name in (MANIFEST, LOCK_FILE):
+                raise ExportError(f"table {MART_SCHEMA}.{name} has a name that is not a safe folder name; rename the model")
+        build = read_build_info(con)
+
+        prepare_export_dir(export_dir)
+        for name in selected:
+            target = export_dir / name
+            if (target.exists() and not target.is_dir()) or target.is_symlink():
+                raise ExportError(f"{target} exists and is not a folder; move it away, then run the export again")
+
+        with export_lock(export_dir):
+            remove_stale_staging(export_dir)
+            try:
+                staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=export_dir))
+            except OSError as exc:
+                raise ExportError(_os_error_message(exc, export_dir)) from None
+            try:
+                written = [export_mart(con, name, staging / name, progress) for name in selected]
+
+                previous = load_manifest(export_dir).get("marts", {})
+                entries = {m.name: mart_entry(m, build, exported_by) for m in written}
+                retired = []
+                for name, entry in previous.items():
+                    if name in entries:
+                        continue
+                    if marts is None and name not in available:
+                        retired.append(name)  # ours (per the manifest), and gone from the warehouse
+                    elif (export_dir / name).is_dir():
+                        entries[name] = entry
+                manifest = {
+                    "format": "parquet",
+                    "layout": "<mart>/data/<split>-NNNNN-of-NNNNN.parquet (Hugging Face Hub layout)",
+                    "compression": f"zstd (level {ZSTD_LEVEL})",
+                    "writer": f"pyarrow {pa.__version__}",
+                    **exported_by,
+                    "marts": {name: entries[name] for name in sorted(entries)},
+                }
+                try:
+                    publish(export_dir, staging, [m.name for m in written], retired, manifest)
+                except OSError as exc:
+                    raise ExportError(f"publishing the export: {_os_error_message(exc, export_dir)}") from None
+            finally:
+                shutil.rmtree(staging, ignore_errors=True)
+    return manifest
+
+
+# --------------------------------------------------------------------------------------------
+# command line
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m preftools.export",
+        description=(
+            "Export every mart (each table of schema main) of the DuckDB warehouse to Parquet in the "
+            "Hugging Face Hub layout: EXPORT_DIR/<mart>/data/train-00000-of-0000N.parquet "
+            "(preference_pairs: one split per dataset) plus EXPORT_DIR/manifest.json."
+        ),
+        epilog=(
+            "Load with datasets.load_dataset('<EXPORT_DIR>/<mart>') or pyarrow/DuckDB on "
+            "<EXPORT_DIR>/<mart>/data/*.parquet. The files are written to a hidden staging folder and "
+            "renamed into place only when complete."
+        ),
+    )
+    parser.add_argument(
+        "--duckdb-path",
+        default=None,
+        help=f"the warehouse file, opened read-only (default: $DUCKDB_PATH, else {DEFAULT_DUCKDB_PATH})",
+    )
+    parser.add_argument(
+        "--export-dir",
+        default=None,
+        help=f"where to write (default: $EXPORT_DIR, else {DEFAULT_EXPORT_DIR}/)",
+    )
+    parser.add_argument("--marts", default=None, help="comma-separated mart names to export (default: all)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    args = parser.parse_args(argv)
+    if args.marts is not None:
+        args.marts = [m.strip() for m in args.marts.split(",") if m.strip()]
+        if not args.marts:
+            parser.error("--marts needs at least one mart name")
+    return args
+
+
+def _on_sigterm(signum, frame):  # noqa: ARG001
+    raise _Terminated()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    duckdb_path = Path(args.duckdb_path or os.environ.get("DUCKDB_PATH") or DEFAULT_DUCKDB_PATH)
+    export_dir = Path(args.export_dir or os.environ.get("EXPORT_DIR") or DEFAULT_EXPORT_DIR)
+    previous_handler = signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        manifest = export(
+            duckdb_path,
+            export_dir,
+            args.marts,
+            progress=not args.no_progress,
+            command=shlex.join(["python", "-m", "preftools.export", *(sys.argv[1:] if argv is None else argv)]),
+        )
+    except ExportError as exc:
+        print(f"export: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except (KeyboardInterrupt, _Terminated):
+        print(
+            f"export: interrupted; {export_dir} still holds the previous export and the temporary files were removed",
+            file=sys.stderr,
+        )
+        return EXIT_INTERRUPTED
+    except Exception as exc:  # noqa: BLE001 - one line unless debugging
+        if os.environ.get("PREFTOOLS_DEBUG"):
+            raise
+        print(
+            f"export: error: unexpected {type(exc).__name__}: {_one_line(exc)} "
+            "(set PREFTOOLS_DEBUG=1 for a traceback)",
+            file=sys.stderr,
+        )
+        return EXIT_ERROR
+    finally:
+        signal.signal(signal.SIGTERM, previous_handler)
+
+    names = args.marts or list(manifest["marts"])  # a full export's manifest lists exactly what it wrote
+    exported = [manifest["marts"][name] for name in names]
+    rows = sum(m["num_rows"] for m in exported)
+    files = sum(len(m["files"]) for m in exported)
+    size = sum(m["num_bytes"] for m in exported)
+    print(
+        f"exported {len(exported)} marts ({rows:,} rows, {files} files, {size / 1e6:,.1f} MB) "
+        f"to {export_dir.absolute()}; manifest: {export_dir.absolute() / MANIFEST}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
