@@ -1,0 +1,132 @@
+-- One row per raw row, with argilla's column names and the recomputed values: the best-rated
+-- and best-overall picks, their random alternates, and a DPO-ready conversational pair
+-- (prompt = [user turn], chosen = best rated, rejected = its random alternate; chosen and
+-- rejected carry the user turn too, as in argilla's and TRL's preference datasets).
+with
+
+prompts as (
+
+    select
+        prompt_id,
+        instruction
+    from {{ ref('stg_ultrafeedback__prompts') }}
+
+),
+
+picks as (
+
+    select * from {{ ref('int_ultrafeedback__prompts_picked') }}
+
+),
+
+completions as (
+
+    select
+        prompt_id,
+        completion_index,
+        response
+    from {{ ref('int_ultrafeedback__completions_parsed') }}
+
+),
+
+sentiments as (
+
+    select * from {{ ref('int_ultrafeedback__critique_sentiments') }}
+
+),
+
+-- the texts of the four picks, one pass over the completions
+picked_texts as (
+
+    select
+        picks.prompt_id,
+        max(case
+            when completions.completion_index = picks.best_rated_index
+                then completions.response
+        end) as best_rated_response,
+        max(case
+            when completions.completion_index = picks.best_overall_index
+                then completions.response
+        end) as best_overall_score_response,
+        max(case
+            when completions.completion_index = picks.random_for_best_rated_index
+                then completions.response
+        end) as random_response_for_best_rated,
+        max(case
+            when completions.completion_index = picks.random_for_best_overall_index
+                then completions.response
+        end) as random_response_for_best_overall,
+        max(case
+            when completions.completion_index = picks.best_overall_index
+                then sentiments.critique_sentiment
+        end) as best_overall_score_response_critique_sentiment
+    from picks
+    inner join completions
+        on picks.prompt_id = completions.prompt_id
+    left join sentiments
+        on
+            completions.prompt_id = sentiments.prompt_id
+            and completions.completion_index = sentiments.completion_index
+    group by picks.prompt_id
+
+),
+
+joined as (
+
+    select
+        ---------- keys
+        picks.prompt_id,
+        picks.source_file,
+        picks.source_row,
+
+        ---------- prompt
+        picks.source,
+        prompts.instruction,
+        picks.n_completions,
+        picks.has_no_completions,
+        picks.has_invalid_rating,
+
+        ---------- best rated vs best overall
+        picks.best_rated_model,
+        picks.score_best_rated,
+        picks.best_overall_model,
+        picks.score_best_overall,
+        picks.best_rated_is_different_from_best_overall,
+        picked_texts.best_rated_response,
+        picked_texts.best_overall_score_response,
+        picked_texts.best_overall_score_response_critique_sentiment,
+
+        ---------- random alternates
+        picked_texts.random_response_for_best_rated,
+        picks.random_response_for_best_rated_model,
+        picks.score_random_response_for_best_rated,
+        picked_texts.random_response_for_best_overall,
+        picks.random_response_for_best_overall_model,
+        picks.score_random_response_for_best_overall,
+
+        ---------- list positions of the picks (0-based)
+        picks.best_rated_index,
+        picks.best_overall_index,
+        picks.random_for_best_rated_index,
+        picks.random_for_best_overall_index,
+
+        ---------- DPO pair (conversational)
+        {{ make_list([make_struct({'role': "'user'", 'content': 'prompts.instruction'})]) }} as prompt,
+        case
+            when picks.best_rated_index is not null
+                then {{ chat_pair('prompts.instruction', 'picked_texts.best_rated_response') }}
+        end as chosen,
+        case
+            when picks.random_for_best_rated_index is not null
+                then {{ chat_pair('prompts.instruction', 'picked_texts.random_response_for_best_rated') }}
+        end as rejected
+
+    from picks
+    inner join prompts
+        on picks.prompt_id = prompts.prompt_id
+    left join picked_texts
+        on picks.prompt_id = picked_texts.prompt_id
+
+)
+
+select * from joined
