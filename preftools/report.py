@@ -1,0 +1,951 @@
+"""Write the audit report: one self-contained HTML file with the warehouse's audits as charts.
+
+    python -m preftools.report [--duckdb-path PATH] [--out reports/audit_report.html]
+    make report                     # the same, with DUCKDB_PATH from the Makefile
+
+What it shows (each section reads one or two marts; a mart that was not built, because its
+dataset group was left out of the `datasets` var or the model does not exist yet, gives a
+"not built" note instead of a chart):
+
+- headline numbers per dataset, and the build the warehouse came from (meta.warehouse_build_info);
+- UltraFeedback: overall_score against the recomputed average_rating, per model; how often the
+  best-rated and best-overall picks disagree, by source;
+- CodeUltraFeedback: the published script's bugs, pair differences by reason and preference;
+- ReVeR: pair margins and tool-call rates by source;
+- judge agreement: does the rubric judge side with the fixed ratings or with overall_score.
+
+How it is built: every number is aggregated in DuckDB (the warehouse is opened read-only, so a
+notebook may hold it open too); only those small aggregates reach Altair, never a response or
+prompt text. Each chart's Vega-Lite spec, data included, sits in the page as a
+``<script type="application/json" id="spec-<chart>">`` block, and the Vega, Vega-Lite and
+vega-embed JavaScript is inlined once (the bundle that vl-convert-python ships, matching Altair's
+Vega-Lite version). The page loads nothing from the network: no ``src=``/``href=`` to a URL, no
+web fonts, vega-embed's action menu (which links to the online editor) off. Opened from disk or
+mailed as an attachment, it renders the same. The same warehouse gives a byte-identical file
+(nothing time-dependent is written besides the build's own time).
+
+Errors are one line on stderr and exit code 2 (set ``PREFTOOLS_DEBUG=1`` for a traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import html
+import json
+import os
+import re
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+EXIT_ERROR = 2
+DEFAULT_DUCKDB_PATH = "warehouse.duckdb"
+DEFAULT_OUT = "reports/audit_report.html"
+
+# The card of OpenRubrics/ReVeR-Traces-Judge states the tool-call rate over all trajectories.
+REVER_CARD_TOOL_CALL_RATE = 0.589
+
+
+class ReportError(Exception):
+    """A failure worth one line to the user (missing warehouse, lock, unwritable output)."""
+
+
+# --------------------------------------------------------------------------------------------
+# the warehouse
+
+
+@contextlib.contextmanager
+def open_warehouse(path: Path) -> Iterator:
+    """The warehouse, read-only; one clear line if it is missing, not DuckDB, or locked by a writer."""
+    import duckdb
+
+    if not path.exists():
+        raise ReportError(
+            f"no warehouse at {path}: run `make build` first (or point --duckdb-path / DUCKDB_PATH at the .duckdb file)"
+        )
+    if path.is_dir():
+        raise ReportError(f"{path} is a directory, not a DuckDB file; point --duckdb-path / DUCKDB_PATH at the .duckdb file")
+    try:
+        con = duckdb.connect(str(path), read_only=True)
+    except duckdb.Error as exc:
+        message = " ".join(str(exc).split())
+        if "lock" in message.lower():
+            raise ReportError(
+                f"the warehouse {path} is locked by a writer (a running `dbt build`?); wait for it to finish, then run the report again"
+            ) from None
+        if "not a valid DuckDB database" in message:
+            raise ReportError(f"{path} is not a DuckDB database file; run `make build` first or fix --duckdb-path") from None
+        raise ReportError(f"cannot open the warehouse {path}: {message[:400]}") from None
+    try:
+        con.execute("set TimeZone = 'UTC'")
+        yield con
+    finally:
+        con.close()
+
+
+def existing_tables(con) -> set[str]:
+    """`schema.table` of every table and view in the warehouse."""
+    rows = con.execute("select table_schema, table_name from information_schema.tables").fetchall()
+    return {f"{schema}.{name}" for schema, name in rows}
+
+
+def fetch_rows(con, sql: str) -> list[dict]:
+    """Rows of a small aggregate query as JSON-ready dicts (doubles rounded to 6 places for a stable file)."""
+    cur = con.execute(sql)
+    names = [d[0] for d in cur.description]
+    out = []
+    for row in cur.fetchall():
+        record = {}
+        for name, value in zip(names, row):
+            if isinstance(value, float):
+                value = round(value, 6)
+            elif value is not None and not isinstance(value, (int, str, bool)):
+                value = str(value)
+            record[name] = value
+        out.append(record)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# sections
+
+
+@dataclass
+class Chart:
+    """One chart of the report: its id (HTML anchor and spec id), Vega-Lite spec and data rows."""
+
+    chart_id: str
+    spec: dict
+    rows: list[dict]
+
+
+@dataclass
+class Section:
+    section_id: str
+    nav: str
+    title: str
+    intro: str
+    reads: list[str]
+    charts: list[Chart] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+
+
+def _pct(value) -> str:
+    return "n/a" if value is None else f"{100 * value:.1f}%"
+
+
+def _num(value) -> str:
+    if value is None:
+        return "n/a"
+    if isinstance(value, float):
+        return f"{value:,.3f}"
+    return f"{value:,}"
+
+
+def _spec(chart) -> dict:
+    spec = chart.to_dict()
+    spec.pop("$schema", None)  # a URL, informational only; the bundle embeds the schema's version
+    return spec
+
+
+def _data(rows: list[dict]):
+    import altair as alt
+
+    return alt.Data(values=rows)
+
+
+# --- UltraFeedback ---------------------------------------------------------------------------
+
+UF_SCORE_GRID_SQL = """
+-- completions per model x overall_score x average_rating bin (0.5 wide; 5.0 falls in [4.5, 5])
+with completions as (
+    select
+        coalesce(model, '(no model)') as model,
+        overall_score,
+        least(floor(average_rating * 2) / 2, 4.5) as rating_bin_start
+    from main.ultrafeedback_completion_scores
+    where overall_score is not null and average_rating is not null
+),
+grid as (
+    select model, overall_score, rating_bin_start, count(*) as n_completions
+    from completions
+    group by all
+)
+select
+    model,
+    cast(overall_score as double) as overall_score,
+    cast(rating_bin_start as double) as rating_bin_start,
+    cast(rating_bin_start + 0.5 as double) as rating_bin_end,
+    cast(overall_score - 0.25 as double) as score_bin_start,
+    cast(overall_score + 0.25 as double) as score_bin_end,
+    n_completions
+from grid
+order by model, overall_score, rating_bin_start
+"""
+
+UF_MODEL_BUG_SQL = """
+select
+    coalesce(dimension_value, '(no model)') as model,
+    n_completions,
+    n_overall_score_10,
+    n_overall_score_10_low_rating,
+    n_overall_score_10_negative_critique,
+    coalesce(share_overall_score_10_low_rating, 0.0) as share_overall_score_10_low_rating
+from main.ultrafeedback_score_bug_summary
+where dimension = 'model'
+order by model
+"""
+
+UF_UNPLOTTED_SQL = """
+select
+    count(*) as n_completions,
+    count(*) filter (where overall_score is null or average_rating is null) as n_unplotted
+from main.ultrafeedback_completion_scores
+"""
+
+UF_DISAGREEMENT_SQL = """
+select
+    coalesce(dimension_value, '(no source)') as source,
+    dimension,
+    n_best_overall_picks,
+    n_best_rated_is_different,
+    share_best_rated_is_different,
+    mean_average_rating_gap,
+    mean_overall_score_gap
+from main.ultrafeedback_score_bug_summary
+where dimension in ('source', 'all')
+order by dimension, source
+"""
+
+
+def ultrafeedback_scores_section(con, tables: set[str]) -> Section:
+    import altair as alt
+
+    section = Section(
+        "ultrafeedback-scores",
+        "UltraFeedback scores",
+        "UltraFeedback: overall_score against the recomputed average rating, per model",
+        "Each cell counts the completions of a model with that overall_score (rows) and average rating "
+        "(columns, mean of the four aspect ratings, in bins of 0.5). Without the bug the counts would run "
+        "along the diagonal; the critique step stored a critique score of 1 as 10, so completions rated "
+        "1 to 2 show up in the top row at overall_score 10. The bars below give, per model, the share of "
+        "overall_score-10 completions whose average rating is 2 or less.",
+        ["ultrafeedback_completion_scores", "ultrafeedback_score_bug_summary"],
+    )
+    if not _require(section, tables):
+        return section
+    grid = fetch_rows(con, UF_SCORE_GRID_SQL)
+    base = alt.Chart(_data(grid)).mark_rect(stroke="white", strokeWidth=0.3).encode(
+        x=alt.X("rating_bin_start:Q", title="average rating (recomputed)", scale=alt.Scale(domain=[1, 5]),
+                axis=alt.Axis(values=[1, 2, 3, 4, 5])),
+        x2="rating_bin_end:Q",
+        y=alt.Y("score_bin_start:Q", title="overall_score (published)", scale=alt.Scale(domain=[0.75, 10.25]),
+                axis=alt.Axis(values=[1, 4, 7, 10])),
+        y2="score_bin_end:Q",
+        color=alt.Color("n_completions:Q", title="completions", scale=alt.Scale(scheme="viridis", type="log")),
+        tooltip=[
+            alt.Tooltip("model:N"),
+            alt.Tooltip("overall_score:Q"),
+            alt.Tooltip("rating_bin_start:Q", title="average rating from"),
+            alt.Tooltip("rating_bin_end:Q", title="average rating to"),
+            alt.Tooltip("n_completions:Q", title="completions"),
+        ],
+    ).properties(width=150, height=130)
+    heatmap = base.facet(facet=alt.Facet("model:N", title=None), columns=5).properties(
+        title="Completions by overall_score and average rating, per model"
+    )
+    section.charts.append(Chart("uf-score-grid", _spec(heatmap), grid))
+
+    per_model = fetch_rows(con, UF_MODEL_BUG_SQL)
+    bars = alt.Chart(_data(per_model)).mark_bar().encode(
+        x=alt.X("share_overall_score_10_low_rating:Q", title="share of overall_score-10 completions with average rating <= 2",
+                axis=alt.Axis(format="%"), scale=alt.Scale(domain=[0, 1])),
+        y=alt.Y("model:N", sort="-x", title=None),
+        tooltip=[
+            alt.Tooltip("model:N"),
+            alt.Tooltip("n_completions:Q", title="completions"),
+            alt.Tooltip("n_overall_score_10:Q", title="overall_score 10"),
+            alt.Tooltip("n_overall_score_10_low_rating:Q", title="... with average rating <= 2"),
+            alt.Tooltip("n_overall_score_10_negative_critique:Q", title="... with a negative critique"),
+            alt.Tooltip("share_overall_score_10_low_rating:Q", title="share", format=".1%"),
+        ],
+    ).properties(width=560, title="overall_score 10 given to a weak completion, per model")
+    section.charts.append(Chart("uf-model-bug", _spec(bars), per_model))
+
+    unplotted = fetch_rows(con, UF_UNPLOTTED_SQL)[0]
+    if unplotted["n_unplotted"]:
+        section.notes.append(
+            f"{unplotted['n_unplotted']:,} of {unplotted['n_completions']:,} completions have no overall_score "
+            "or no valid aspect rating (average rating NULL) and are not in the grid."
+        )
+    return section
+
+
+def ultrafeedback_disagreement_section(con, tables: set[str]) -> Section:
+    import altair as alt
+
+    section = Section(
+        "ultrafeedback-disagreement",
+        "UltraFeedback picks",
+        "UltraFeedback: best-rated vs best-overall disagreement, by source",
+        "Share of prompts (with completions) whose best-rated completion, ranked on the recomputed average "
+        "rating, is not the best-overall one, ranked on the buggy overall_score. The dashed line is the "
+        "rate over all sources.",
+        ["ultrafeedback_score_bug_summary"],
+    )
+    if not _require(section, tables):
+        return section
+    rows = fetch_rows(con, UF_DISAGREEMENT_SQL)
+    by_source = [r for r in rows if r["dimension"] == "source"]
+    overall = [r for r in rows if r["dimension"] == "all"]
+    bars = alt.Chart(_data(by_source)).mark_bar().encode(
+        x=alt.X("share_best_rated_is_different:Q", title="best-rated differs from best-overall",
+                axis=alt.Axis(format="%"), scale=alt.Scale(domain=[0, 1])),
+        y=alt.Y("source:N", sort="-x", title=None),
+        tooltip=[
+            alt.Tooltip("source:N"),
+            alt.Tooltip("n_best_overall_picks:Q", title="prompts with completions"),
+            alt.Tooltip("n_best_rated_is_different:Q", title="picks differ"),
+            alt.Tooltip("share_best_rated_is_different:Q", title="share", format=".1%"),
+            alt.Tooltip("mean_average_rating_gap:Q", title="mean average-rating gap", format=".2f"),
+            alt.Tooltip("mean_overall_score_gap:Q", title="mean overall_score gap", format=".2f"),
+        ],
+    )
+    layers = [bars]
+    if overall:
+        layers.append(
+            alt.Chart(_data(overall)).mark_rule(strokeDash=[4, 3], color="black").encode(
+                x="share_best_rated_is_different:Q",
+                tooltip=[alt.Tooltip("share_best_rated_is_different:Q", title="all sources", format=".1%")],
+            )
+        )
+    chart = alt.layer(*layers).properties(width=560, title="Prompts whose two picks disagree, by source")
+    section.charts.append(Chart("uf-disagreement", _spec(chart), rows))
+    return section
+
+
+# --- CodeUltraFeedback -----------------------------------------------------------------------
+
+CUF_REASONS = [
+    ("n_na_rated_chosen", "na_rated_chosen"),
+    ("n_na_rated_rejected", "na_rated_rejected"),
+    ("n_prompt_dropped_by_last_na", "prompt_dropped_by_last_na"),
+    ("n_string_order_inverted", "string_order_inverted"),
+    ("n_invalid_rating", "invalid_rating"),
+    ("n_prompt_quarantined", "prompt_quarantined"),
+    ("n_duplicate_model", "duplicate_model"),
+]
+
+CUF_REASONS_SQL = "\nunion all\n".join(
+    f"select coalesce(preference, '(unmatched)') as preference, '{reason}' as reason, {column} as n_pairs "
+    "from main.code_ultrafeedback_bug_summary where scope = 'preference'"
+    for column, reason in CUF_REASONS
+) + "\norder by preference, reason"
+
+CUF_PAIRS_SQL = """
+select coalesce(preference, '(unmatched)') as preference, 'published (script)' as pairs, n_published_pairs as n_pairs
+from main.code_ultrafeedback_bug_summary where scope = 'preference'
+union all
+select coalesce(preference, '(unmatched)'), 'corrected', n_corrected_pairs
+from main.code_ultrafeedback_bug_summary where scope = 'preference'
+order by 1, 2
+"""
+
+
+def code_ultrafeedback_section(con, tables: set[str]) -> Section:
+    import altair as alt
+
+    section = Section(
+        "code-ultrafeedback-bugs",
+        "CodeUltraFeedback bugs",
+        "CodeUltraFeedback: the published script's bugs, by reason and preference",
+        "Every pair that differs between the script's output (RLHFlow/CodeUltraFeedback-standard, reproduced "
+        "in SQL) and the corrected pairs, counted by the reason of the difference: an 'N/A'-rated response "
+        "chosen (string comparison puts 'N/A' above '5'), prompts dropped because the last annotation's "
+        "rating was 'N/A' (the stale variable), ratings compared as strings ('10' < '2'), invalid ratings, "
+        "rows the script would crash on.",
+        ["code_ultrafeedback_bug_summary"],
+    )
+    if not _require(section, tables):
+        return section
+    reasons = fetch_rows(con, CUF_REASONS_SQL)
+    stacked = alt.Chart(_data(reasons)).transform_filter("datum.n_pairs > 0").mark_bar().encode(
+        x=alt.X("n_pairs:Q", title="pairs that differ", stack="zero"),
+        y=alt.Y("preference:N", title=None),
+        color=alt.Color("reason:N", title="reason", sort=[r for _, r in CUF_REASONS]),
+        tooltip=[alt.Tooltip("preference:N"), alt.Tooltip("reason:N"), alt.Tooltip("n_pairs:Q", title="pairs")],
+    ).properties(width=560, title="Differences between published and corrected pairs, by reason")
+    section.charts.append(Chart("cuf-reasons", _spec(stacked), reasons))
+
+    pairs = fetch_rows(con, CUF_PAIRS_SQL)
+    grouped = alt.Chart(_data(pairs)).mark_bar().encode(
+        x=alt.X("n_pairs:Q", title="pairs"),
+        y=alt.Y("pairs:N", title=None),
+        row=alt.Row("preference:N", title=None, header=alt.Header(labelAngle=0, labelAlign="left")),
+        color=alt.Color("pairs:N", title=None),
+        tooltip=[alt.Tooltip("preference:N"), alt.Tooltip("pairs:N"), alt.Tooltip("n_pairs:Q", title="pairs")],
+    ).properties(width=480, title="Published vs corrected pairs, by preference")
+    section.charts.append(Chart("cuf-pairs", _spec(grouped), pairs))
+    return section
+
+
+# --- ReVeR -----------------------------------------------------------------------------------
+
+REVER_MARGIN_SQL = """
+-- scored pairs per source x decided_by x margin bin (0.25 wide)
+with scored as (
+    select
+        coalesce(source, '(no source)') as source,
+        decided_by,
+        floor(margin * 4) / 4 as margin_bin_start
+    from main.rever_pairs
+    where margin is not null
+)
+select
+    source,
+    decided_by,
+    cast(margin_bin_start as double) as margin_bin_start,
+    cast(margin_bin_start + 0.25 as double) as margin_bin_end,
+    count(*) as n_pairs
+from scored
+group by all
+order by source, decided_by, margin_bin_start
+"""
+
+REVER_UNSCORED_SQL = "select count(*) filter (where margin is null) as n_unscored, count(*) as n_pairs from main.rever_pairs"
+
+REVER_TOOL_SQL = """
+select
+    source,
+    n_trajectories,
+    n_trajectories_with_tool,
+    tool_call_rate,
+    n_pairs,
+    mean_margin,
+    share_decided_by_principles
+from main.rever_summary
+order by source
+"""
+
+
+def rever_section(con, tables: set[str]) -> Section:
+    import altair as alt
+
+    section = Section(
+        "rever",
+        "ReVeR",
+        "ReVeR: pair margins and tool-call rates, by source",
+        "Margin = chosen response score - rejected response score, where a score is the number of satisfied "
+        "Hard Rules plus the mean Principle score / 101. Pairs decided by Hard Rules have margins of about 1 "
+        "or more; pairs decided by Principles alone stay below 1; a margin <= 0 breaks the upstream retention "
+        "rule. Tool-call rate = share of judge trajectories with a tool call; the dashed line is the "
+        f"dataset card's {REVER_CARD_TOOL_CALL_RATE:.1%}, the dotted one the rate over all sources here.",
+        ["rever_pairs", "rever_summary"],
+    )
+    if not _require(section, tables):
+        return section
+    margins = fetch_rows(con, REVER_MARGIN_SQL)
+    hist = alt.Chart(_data(margins)).mark_bar().encode(
+        x=alt.X("margin_bin_start:Q", title="margin (chosen score - rejected score)", bin="binned"),
+        x2="margin_bin_end:Q",
+        y=alt.Y("sum(n_pairs):Q", title="pairs", stack="zero"),
+        color=alt.Color("decided_by:N", title="decided by"),
+        tooltip=[
+            alt.Tooltip("source:N"),
+            alt.Tooltip("decided_by:N"),
+            alt.Tooltip("margin_bin_start:Q", title="margin from"),
+            alt.Tooltip("margin_bin_end:Q", title="margin to"),
+            alt.Tooltip("sum(n_pairs):Q", title="pairs"),
+        ],
+    ).properties(width=260, height=140)
+    faceted = hist.facet(facet=alt.Facet("source:N", title=None), columns=3).properties(
+        title="Margins of the scored pairs, by source"
+    )
+    section.charts.append(Chart("rever-margins", _spec(faceted), margins))
+
+    tools = fetch_rows(con, REVER_TOOL_SQL)
+    n_traj = sum(r["n_trajectories"] or 0 for r in tools)
+    n_tool = sum(r["n_trajectories_with_tool"] or 0 for r in tools)
+    reference = [
+        {"reference": f"dataset card ({REVER_CARD_TOOL_CALL_RATE:.1%})", "rate": REVER_CARD_TOOL_CALL_RATE},
+    ]
+    if n_traj:
+        reference.append({"reference": f"all sources here ({n_tool / n_traj:.1%})", "rate": round(n_tool / n_traj, 6)})
+    bars = alt.Chart(_data(tools)).mark_bar().encode(
+        x=alt.X("tool_call_rate:Q", title="trajectories with a tool call", axis=alt.Axis(format="%"),
+                scale=alt.Scale(domain=[0, 1])),
+        y=alt.Y("source:N", sort="-x", title=None),
+        tooltip=[
+            alt.Tooltip("source:N"),
+            alt.Tooltip("n_trajectories:Q", title="trajectories"),
+            alt.Tooltip("n_trajectories_with_tool:Q", title="with a tool call"),
+            alt.Tooltip("tool_call_rate:Q", title="rate", format=".1%"),
+            alt.Tooltip("n_pairs:Q", title="pairs"),
+            alt.Tooltip("mean_margin:Q", title="mean margin", format=".3f"),
+            alt.Tooltip("share_decided_by_principles:Q", title="decided by principles", format=".1%"),
+        ],
+    )
+    rules = alt.Chart(_data(reference)).mark_rule(color="black").encode(
+        x="rate:Q",
+        strokeDash=alt.StrokeDash(
+            "reference:N", title=None,
+            scale=alt.Scale(domain=[r["reference"] for r in reference], range=[[5, 3], [1, 2]]),
+        ),
+        tooltip=[alt.Tooltip("reference:N"), alt.Tooltip("rate:Q", format=".1%")],
+    )
+    chart = alt.layer(bars, rules).properties(width=560, title="Tool-call rate of the judge trajectories, by source")
+    section.charts.append(Chart("rever-tool-calls", _spec(chart), tools + reference))
+
+    unscored = fetch_rows(con, REVER_UNSCORED_SQL)[0]
+    if unscored["n_unscored"]:
+        section.notes.append(
+            f"{unscored['n_unscored']:,} of {unscored['n_pairs']:,} pairs have a side without a score "
+            "(decided_by = unscored: a verdict that fails to parse, a missing trajectory) and are not in the histogram; "
+            "see rever_integrity."
+        )
+    return section
+
+
+# --- judge agreement -------------------------------------------------------------------------
+
+JUDGE_SUMMARY_SQL = "select * from main.judge_agreement_summary"
+
+
+def judge_agreement_section(con, tables: set[str]) -> Section:
+    import altair as alt
+
+    section = Section(
+        "judge-agreement",
+        "Judge agreement",
+        "Judge agreement: does the rubric judge side with the fixed ratings or with overall_score?",
+        "ReVeR pairs of source ultrafeedback matched to UltraFeedback prompts and completions. For each "
+        "matched pair, the side preferred by UltraFeedback's recomputed average rating, by its buggy "
+        "overall_score, and by the ReVeR rubric judge. Left: how often the judge agrees with each, among "
+        "pairs where both have a strict preference. Right: among pairs where the two UltraFeedback scores "
+        "prefer different responses, which one the judge sides with.",
+        ["judge_agreement_summary"],
+    )
+    if not _require(section, tables):
+        return section
+    summary = fetch_rows(con, JUDGE_SUMMARY_SQL)
+    if not summary:
+        section.notes.append("judge_agreement_summary is empty.")
+        return section
+    s = summary[0]
+    rates = [
+        {"score": "average rating (fixed)", "n_decisive": s["n_decisive_average_rating"],
+         "n_agree": s["n_judge_agrees_with_average_rating"], "agreement_rate": s["judge_agreement_rate_with_average_rating"]},
+        {"score": "overall_score (buggy)", "n_decisive": s["n_decisive_overall_score"],
+         "n_agree": s["n_judge_agrees_with_overall_score"], "agreement_rate": s["judge_agreement_rate_with_overall_score"]},
+    ]
+    sides = [
+        {"judge_sides_with": "average rating (fixed)", "n_pairs": s["n_disagreements_judge_sides_with_average_rating"]},
+        {"judge_sides_with": "overall_score (buggy)", "n_pairs": s["n_disagreements_judge_sides_with_overall_score"]},
+        {"judge_sides_with": "neither (tie or no verdict)",
+         "n_pairs": (s["n_ratings_disagree"] or 0)
+         - (s["n_disagreements_judge_sides_with_average_rating"] or 0)
+         - (s["n_disagreements_judge_sides_with_overall_score"] or 0)},
+    ]
+    left = alt.Chart(_data(rates)).mark_bar().encode(
+        x=alt.X("agreement_rate:Q", title="judge agrees", axis=alt.Axis(format="%"), scale=alt.Scale(domain=[0, 1])),
+        y=alt.Y("score:N", title=None),
+        color=alt.Color("score:N", legend=None),
+        tooltip=[alt.Tooltip("score:N"), alt.Tooltip("n_decisive:Q", title="pairs with a strict preference"),
+                 alt.Tooltip("n_agree:Q", title="judge agrees"), alt.Tooltip("agreement_rate:Q", format=".1%")],
+    ).properties(width=300, title="Agreement with each UltraFeedback score")
+    right = alt.Chart(_data(sides)).mark_bar().encode(
+        x=alt.X("n_pairs:Q", title="pairs where the two scores disagree"),
+        y=alt.Y("judge_sides_with:N", title=None, sort=[d["judge_sides_with"] for d in sides]),
+        color=alt.Color("judge_sides_with:N", legend=None),
+        tooltip=[alt.Tooltip("judge_sides_with:N"), alt.Tooltip("n_pairs:Q", title="pairs")],
+    ).properties(width=300, title="Where the scores disagree, the judge sides with")
+    chart = alt.hconcat(left, right).resolve_scale(color="independent")
+    section.charts.append(Chart("judge-agreement", _spec(chart), rates + sides))
+    section.notes.append(
+        f"{s['n_matched_pairs']:,} of {s['n_rever_ultrafeedback_pairs']:,} ReVeR ultrafeedback pairs matched an "
+        "UltraFeedback prompt and both its completions."
+    )
+    return section
+
+
+def _require(section: Section, tables: set[str]) -> bool:
+    """False (and a "not built" note) when one of the marts the section reads is not in the warehouse."""
+    section.missing = [name for name in section.reads if f"main.{name}" not in tables]
+    return not section.missing
+
+
+SECTIONS: list[Callable] = [
+    ultrafeedback_scores_section,
+    ultrafeedback_disagreement_section,
+    code_ultrafeedback_section,
+    rever_section,
+    judge_agreement_section,
+]
+
+
+# --------------------------------------------------------------------------------------------
+# headline numbers and build info
+
+HEADLINES: list[tuple[str, str, list[tuple[str, str, Callable]]]] = [
+    # (dataset, sql, [(label, column, formatter)])
+    (
+        "UltraFeedback",
+        """
+        select
+            (select count(*) from main.ultrafeedback_curated) as n_prompts,
+            (select count(*) from main.ultrafeedback_curated where has_no_completions) as n_no_completions,
+            n_completions,
+            n_best_rated_is_different,
+            share_best_rated_is_different,
+            n_overall_score_10,
+            n_overall_score_10_low_rating
+        from main.ultrafeedback_score_bug_summary
+        where dimension = 'all'
+        """,
+        [
+            ("prompts (raw rows)", "n_prompts", _num),
+            ("rows without completions", "n_no_completions", _num),
+            ("completions", "n_completions", _num),
+            ("prompts whose best-rated differs from best-overall", "n_best_rated_is_different", _num),
+            ("... share of prompts with completions", "share_best_rated_is_different", _pct),
+            ("completions with overall_score 10", "n_overall_score_10", _num),
+            ("... of which average rating <= 2", "n_overall_score_10_low_rating", _num),
+        ],
+    ),
+    (
+        "CodeUltraFeedback",
+        """
+        select n_prompts, n_prompts_dropped, n_prompts_quarantined, n_published_pairs,
+               n_published_chosen_score_na, n_corrected_pairs, n_pairs_unchanged
+        from main.code_ultrafeedback_bug_summary
+        where scope = 'total'
+        """,
+        [
+            ("prompts (raw rows)", "n_prompts", _num),
+            ("prompts dropped by the stale variable", "n_prompts_dropped", _num),
+            ("prompts the script would crash on", "n_prompts_quarantined", _num),
+            ("published pairs", "n_published_pairs", _num),
+            ("... with chosen_score 'N/A'", "n_published_chosen_score_na", _num),
+            ("corrected pairs", "n_corrected_pairs", _num),
+            ("pairs identical in both", "n_pairs_unchanged", _num),
+        ],
+    ),
+    (
+        "ReVeR",
+        """
+        select
+            sum(n_pairs) as n_pairs,
+            sum(n_pairs_kept) as n_pairs_kept,
+            sum(n_pairs) - sum(n_pairs_scored) as n_pairs_unscored,
+            sum(n_trajectories_with_tool) / nullif(cast(sum(n_trajectories) as double), 0) as tool_call_rate,
+            sum(mean_margin * n_pairs_scored) / nullif(cast(sum(n_pairs_scored) as double), 0) as mean_margin,
+            (select count(*) from main.rever_integrity) as n_integrity_breaks
+        from main.rever_summary
+        """,
+        [
+            ("pairs (ids)", "n_pairs", _num),
+            ("pairs kept (chosen strictly higher)", "n_pairs_kept", _num),
+            ("pairs without a score on one side", "n_pairs_unscored", _num),
+            ("tool-call rate of the judge trajectories", "tool_call_rate", _pct),
+            ("mean margin of the scored pairs", "mean_margin", _num),
+            ("integrity breaks (rever_integrity rows)", "n_integrity_breaks", _num),
+        ],
+    ),
+    (
+        "All datasets",
+        """
+        select
+            count(*) as n_pairs,
+            count(*) filter (where dataset = 'ultrafeedback') as n_ultrafeedback,
+            count(*) filter (where dataset = 'code_ultrafeedback') as n_code_ultrafeedback,
+            count(*) filter (where dataset = 'rever') as n_rever
+        from main.preference_pairs
+        """,
+        [
+            ("training pairs (preference_pairs)", "n_pairs", _num),
+            ("... from UltraFeedback", "n_ultrafeedback", _num),
+            ("... from CodeUltraFeedback", "n_code_ultrafeedback", _num),
+            ("... from ReVeR", "n_rever", _num),
+        ],
+    ),
+]
+
+HEADLINE_TABLES = {
+    "UltraFeedback": ["ultrafeedback_curated", "ultrafeedback_score_bug_summary"],
+    "CodeUltraFeedback": ["code_ultrafeedback_bug_summary"],
+    "ReVeR": ["rever_summary", "rever_integrity"],
+    "All datasets": ["preference_pairs"],
+}
+
+
+def headline_rows(con, tables: set[str]) -> list[tuple[str, list[tuple[str, str]] | None, list[str]]]:
+    """(dataset, [(measure, formatted value)] or None when not built, missing marts)."""
+    out = []
+    for dataset, sql, measures in HEADLINES:
+        missing = [t for t in HEADLINE_TABLES[dataset] if f"main.{t}" not in tables]
+        if missing:
+            out.append((dataset, None, missing))
+            continue
+        rows = fetch_rows(con, sql)
+        row = rows[0] if rows else {}
+        out.append((dataset, [(label, fmt(row.get(column))) for label, column, fmt in measures], []))
+    return out
+
+
+def build_info(con, tables: set[str]) -> dict | None:
+    if "meta.warehouse_build_info" not in tables:
+        return None
+    rows = fetch_rows(
+        con,
+        "select invocation_id, random_seed, raw_data_dir, built_at, datasets, dbt_version, target_name "
+        "from meta.warehouse_build_info",
+    )
+    return rows[0] if rows else None
+
+
+# --------------------------------------------------------------------------------------------
+# HTML
+
+CSS = """
+body { font-family: -apple-system, 'Segoe UI', Helvetica, Arial, sans-serif; color: #222; margin: 0 auto;
+       max-width: 1240px; padding: 24px 32px 64px; line-height: 1.45; }
+h1 { font-size: 26px; margin-bottom: 4px; }
+h2 { font-size: 19px; margin-top: 40px; border-bottom: 1px solid #ddd; padding-bottom: 4px; }
+p.build { color: #555; font-size: 13px; margin-top: 0; }
+code { background: #f3f3f3; padding: 0 3px; border-radius: 3px; font-size: 90%; }
+table.headline { border-collapse: collapse; font-size: 14px; }
+table.headline th, table.headline td { border-bottom: 1px solid #e4e4e4; padding: 4px 14px 4px 6px; text-align: left; }
+table.headline td.value { text-align: right; font-variant-numeric: tabular-nums; }
+table.headline th.dataset { vertical-align: top; background: #fafafa; }
+.not-built { background: #fff6e0; border-left: 4px solid #e0a400; padding: 8px 12px; }
+.note { color: #555; font-size: 13px; }
+.chart { margin: 16px 0 8px; }
+nav a { margin-right: 14px; font-size: 14px; }
+"""
+
+
+def _json_for_script(value) -> str:
+    """JSON safe inside <script>: no '<' (so no '</script>' or '<!--' from the data)."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
+
+
+def render_html(
+    duckdb_path: Path,
+    info: dict | None,
+    headlines,
+    sections: list[Section],
+    vega_bundle: str,
+    versions: dict,
+) -> str:
+    e = html.escape
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        "<title>Preference warehouse: audit report</title>",
+        f"<style>{CSS}</style>",
+        f"<!-- Vega-Lite {e(versions['vega-lite'])}, Vega {e(versions['vega'])}, vega-embed {e(versions['vega-embed'])}, "
+        f"inlined from vl-convert-python {e(versions['vl-convert-python'])}: nothing is loaded from the network -->",
+        f'<script type="text/javascript">{vega_bundle}</script>',
+        "</head><body>",
+        "<h1>Preference warehouse: audit report</h1>",
+    ]
+    if info:
+        parts.append(
+            '<p class="build" id="build-info">Made from the warehouse <code>'
+            f"{e(str(duckdb_path))}</code>, dbt build <code>{e(str(info['invocation_id']))}</code> "
+            f"(dbt {e(str(info['dbt_version']))}, target {e(str(info['target_name']))}), "
+            f"random_seed <code>{e(str(info['random_seed']))}</code>, raw data <code>{e(str(info['raw_data_dir']))}</code>, "
+            f"dataset groups <code>{e(str(info['datasets']))}</code>, built at {e(str(info['built_at']))} UTC.</p>"
+        )
+    else:
+        parts.append(
+            f'<p class="build not-built" id="build-info">Made from the warehouse <code>{e(str(duckdb_path))}</code>; '
+            "meta.warehouse_build_info is not built, so the build it came from is unknown.</p>"
+        )
+    parts.append('<nav><a href="#headline">Headline numbers</a>'
+                 + "".join(f'<a href="#{s.section_id}">{e(s.nav)}</a>' for s in sections) + "</nav>")
+
+    parts.append('<h2 id="headline">Headline numbers</h2><table class="headline">')
+    for dataset, measures, missing in headlines:
+        if measures is None:
+            parts.append(
+                f'<tr><th class="dataset">{e(dataset)}</th><td colspan="2" class="not-built">not built: '
+                f"{e(', '.join(missing))} missing from the warehouse</td></tr>"
+            )
+            continue
+        for i, (label, value) in enumerate(measures):
+            head = f'<th class="dataset" rowspan="{len(measures)}">{e(dataset)}</th>' if i == 0 else ""
+            parts.append(f'<tr>{head}<td>{e(label)}</td><td class="value">{e(value)}</td></tr>')
+    parts.append("</table>")
+
+    for section in sections:
+        parts.append(f'<section id="{section.section_id}"><h2>{e(section.title)}</h2>')
+        parts.append(f"<p>{e(section.intro)}</p>")
+        parts.append('<p class="note">Reads ' + ", ".join(f"<code>{e(r)}</code>" for r in section.reads) + ".</p>")
+        if section.missing:
+            parts.append(
+                f'<p class="not-built" data-not-built="{e(",".join(section.missing))}">Not built: '
+                f"{e(', '.join(section.missing))} is not in this warehouse (its dataset group was left out of the "
+                "`datasets` var, or the model does not exist yet). Build it with `dbt build` and run the report again.</p>"
+            )
+        for chart in section.charts:
+            parts.append(f'<div class="chart" id="chart-{chart.chart_id}"></div>')
+            parts.append(
+                f'<script type="application/json" id="spec-{chart.chart_id}" class="vega-spec">'
+                f"{_json_for_script(chart.spec)}</script>"
+            )
+        for note in section.notes:
+            parts.append(f'<p class="note">{e(note)}</p>')
+        parts.append("</section>")
+
+    parts.append(
+        "<script type=\"text/javascript\">\n"
+        "document.querySelectorAll('script.vega-spec').forEach(function (el) {\n"
+        "  var id = el.id.replace(/^spec-/, '');\n"
+        "  var target = document.getElementById('chart-' + id);\n"
+        "  vegaEmbed(target, JSON.parse(el.textContent), {actions: false, renderer: 'svg'})\n"
+        "    .then(function () { target.setAttribute('data-rendered', 'true'); })\n"
+        "    .catch(function (err) { target.setAttribute('data-error', String(err)); target.textContent = 'Chart failed: ' + err; });\n"
+        "});\n"
+        "</script>"
+    )
+    parts.append("</body></html>")
+    return "\n".join(parts) + "\n"
+
+
+def _bundle_cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "preftools"
+
+
+def vega_bundle() -> tuple[str, dict]:
+    """The Vega + Vega-Lite + vega-embed JavaScript for Altair's Vega-Lite version, from vl-convert-python.
+
+    vl-convert bundles the libraries it ships on each call (about 15 s), so the result is cached
+    under ``$XDG_CACHE_HOME/preftools/`` keyed by the vl-convert and Vega-Lite versions; a cache
+    that can't be read or written is simply skipped.
+    """
+    import altair as alt
+
+    try:
+        from altair.utils._importers import import_vl_convert, vl_version_for_vl_convert
+
+        vlc = import_vl_convert()
+        vl_version = vl_version_for_vl_convert()
+    except ImportError as exc:
+        raise ReportError(
+            f"cannot inline the Vega JavaScript: {' '.join(str(exc).split())[:300]} "
+            "(pip install -r requirements.txt installs vl-convert-python)"
+        ) from None
+    from importlib.metadata import version
+
+    vlc_version = version("vl-convert-python")
+    cache = _bundle_cache_dir() / f"vega-embed-bundle-vlc{vlc_version}-vl{vl_version}.js"
+    bundle = None
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        bundle = cache.read_text(encoding="utf-8")
+    if not bundle:
+        bundle = vlc.javascript_bundle(vl_version=vl_version)
+        with contextlib.suppress(OSError):
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            tmp = cache.with_name(f".{cache.name}.{os.getpid()}.tmp")
+            tmp.write_text(bundle, encoding="utf-8")
+            os.replace(tmp, cache)
+    if "</script" in bundle.lower():  # would end the inline <script> early
+        bundle = re.sub(r"</(script)", r"<\\/\1", bundle, flags=re.IGNORECASE)
+    versions = {
+        "vega-lite": str(alt.VEGALITE_VERSION),
+        "vega": str(alt.VEGA_VERSION),
+        "vega-embed": str(alt.VEGAEMBED_VERSION),
+        "vl-convert-python": vlc_version,
+    }
+    return bundle, versions
+
+
+def build_report(duckdb_path: Path) -> tuple[str, list[Section]]:
+    """The report's HTML for the warehouse at ``duckdb_path``, and its sections."""
+    bundle, versions = vega_bundle()
+    with open_warehouse(duckdb_path) as con:
+        tables = existing_tables(con)
+        info = build_info(con, tables)
+        headlines = headline_rows(con, tables)
+        sections = [make(con, tables) for make in SECTIONS]
+    return render_html(duckdb_path, info, headlines, sections, bundle, versions), sections
+
+
+def write_report(duckdb_path: Path, out: Path) -> list[Section]:
+    """Write the report to ``out`` through a temporary file in the same folder (never a half-written file)."""
+    text, sections = build_report(duckdb_path)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
+    except OSError as exc:
+        raise ReportError(f"cannot write to {out.parent}: {exc.strerror or exc}") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes it 0600; a report is for sharing
+        os.replace(tmp, out)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise ReportError(f"cannot write {out}: {exc.strerror or exc}") from None
+    return sections
+
+
+# --------------------------------------------------------------------------------------------
+# command line
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m preftools.report",
+        description=(
+            "Write the audit report: one self-contained HTML file (charts inline, no network needed to "
+            "view it) from the marts of the DuckDB warehouse, opened read-only."
+        ),
+    )
+    parser.add_argument(
+        "--duckdb-path",
+        default=None,
+        help=f"the warehouse file (default: $DUCKDB_PATH, else {DEFAULT_DUCKDB_PATH})",
+    )
+    parser.add_argument("--out", default=DEFAULT_OUT, help=f"the HTML file to write (default: {DEFAULT_OUT})")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    duckdb_path = Path(args.duckdb_path or os.environ.get("DUCKDB_PATH") or DEFAULT_DUCKDB_PATH)
+    out = Path(args.out)
+    try:
+        sections = write_report(duckdb_path, out)
+    except ReportError as exc:
+        print(f"report: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except Exception as exc:  # noqa: BLE001 - one line unless debugging
+        if os.environ.get("PREFTOOLS_DEBUG"):
+            raise
+        print(
+            f"report: error: unexpected {type(exc).__name__}: {' '.join(str(exc).split())[:400]} "
+            "(set PREFTOOLS_DEBUG=1 for a traceback)",
+            file=sys.stderr,
+        )
+        return EXIT_ERROR
+    n_charts = sum(len(s.charts) for s in sections)
+    missing = sorted({m for s in sections for m in s.missing})
+    print(f"report: wrote {out} ({out.stat().st_size / 1e6:.1f} MB, {n_charts} charts)")
+    if missing:
+        print(f"report: not built, noted in the report: {', '.join(missing)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,423 @@
+"""The audit report (issue 9 "Audit report"): `python -m preftools.report` writes one
+self-contained HTML file from the session warehouse; it loads nothing from the network, carries
+each chart's data, and renders in headless Chromium (a screenshot that is not blank, and the
+vega-embed SVG of every chart in the DOM). A mart that was not built gives a "not built" note,
+never a crash.
+
+The charts' data is checked against the warehouse where it is a mart's own row, and against an
+independent computation from the raw Parquet (pyarrow, rules written from the issues' text)
+where the report aggregates: the UltraFeedback score grid, the best-rated/best-overall
+disagreement by source, the ReVeR tool-call rates and pair counts, the CodeUltraFeedback
+published pair count.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import subprocess
+import sys
+from collections import Counter, defaultdict
+from html.parser import HTMLParser
+from pathlib import Path
+
+import duckdb
+import pyarrow.parquet as pq
+import pytest
+
+from conftest import REPO
+
+pytestmark = pytest.mark.slow
+
+CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "chromium", "chromium-browser")
+CHROMIUM_FLAGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--window-size=1400,3000", "--virtual-time-budget=10000",
+]
+CHART_IDS = [
+    "uf-score-grid", "uf-model-bug", "uf-disagreement", "cuf-reasons", "cuf-pairs",
+    "rever-margins", "rever-tool-calls", "judge-agreement",
+]
+VALID_RATINGS = {"1", "2", "3", "4", "5"}
+
+
+# --------------------------------------------------------------------------------------------
+# helpers
+
+
+def run_report(duckdb_path: Path, out: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "preftools.report", "--duckdb-path", str(duckdb_path), "--out", str(out)],
+        cwd=REPO, capture_output=True, text=True, timeout=300,
+    )
+
+
+class PageParser(HTMLParser):
+    """Tags with their attributes, and the text of each <script>."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict]] = []
+        self.scripts: list[tuple[dict, str]] = []
+        self._script: dict | None = None
+        self._text: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        self.tags.append((tag, attrs))
+        if tag == "script":
+            self._script, self._text = attrs, []
+
+    def handle_data(self, data):
+        if self._script is not None:
+            self._text.append(data)
+
+    def handle_endtag(self, tag):
+        if tag == "script" and self._script is not None:
+            self.scripts.append((self._script, "".join(self._text)))
+            self._script = None
+
+
+def parse_page(text: str) -> PageParser:
+    parser = PageParser()
+    parser.feed(text)
+    parser.close()
+    return parser
+
+
+def chart_specs(page: PageParser) -> dict[str, dict]:
+    return {
+        attrs["id"].removeprefix("spec-"): json.loads(body)
+        for attrs, body in page.scripts
+        if attrs.get("type") == "application/json" and attrs.get("id", "").startswith("spec-")
+    }
+
+
+def spec_values(spec) -> list[dict]:
+    """Every inline data row of a Vega-Lite spec (top-level datasets and any data.values)."""
+    rows: list[dict] = []
+
+    def walk(node):
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key == "datasets" and isinstance(value, dict):
+                    for values in value.values():
+                        rows.extend(values)
+                elif key == "values" and isinstance(value, list) and value and isinstance(value[0], dict):
+                    rows.extend(value)
+                else:
+                    walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk(spec)
+    return rows
+
+
+def read_raw(raw_dir: Path, hub_id: str) -> list[dict]:
+    files = sorted((raw_dir / hub_id / "data").glob("*.parquet"))
+    return [row for f in files for row in pq.read_table(f).to_pylist()]
+
+
+def parse_rating(value) -> int | None:
+    return int(value) if value in VALID_RATINGS else None
+
+
+def average_rating(completion: dict) -> float | None:
+    annotations = completion.get("annotations") or {}
+    ratings = [
+        parse_rating((annotations.get(aspect) or {}).get("Rating"))
+        for aspect in ("helpfulness", "honesty", "instruction_following", "truthfulness")
+    ]
+    valid = [r for r in ratings if r is not None]
+    return sum(valid) / len(valid) if valid else None
+
+
+def best_index(values: list) -> int:
+    """Highest value, None below every number, ties to the first in list order."""
+    best = None
+    for i, v in enumerate(values):
+        if best is None or (v is not None and (values[best] is None or v > values[best])):
+            best = i
+    return best
+
+
+def find_chromium() -> str | None:
+    for candidate in CHROMIUM_CANDIDATES:
+        path = shutil.which(candidate)
+        if path:
+            return path
+    return None
+
+
+def chromium(args: list[str], tmp_path: Path) -> subprocess.CompletedProcess:
+    binary = find_chromium()
+    if binary is None:
+        pytest.skip("chromium not installed: apt-get install chromium")
+    profile = tmp_path / f"chromium-profile-{len(list(tmp_path.glob('chromium-profile-*')))}"
+    return subprocess.run(
+        [binary, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *args],
+        capture_output=True, text=True, timeout=180,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# fixtures
+
+
+@pytest.fixture(scope="module")
+def report(warehouse, tmp_path_factory):
+    out = tmp_path_factory.mktemp("report") / "audit_report.html"
+    proc = run_report(warehouse.path, out)
+    assert proc.returncode == 0, proc.stderr
+    text = out.read_text(encoding="utf-8")
+    return out, text, parse_page(text)
+
+
+@pytest.fixture(scope="module")
+def specs(report):
+    return chart_specs(report[2])
+
+
+# --------------------------------------------------------------------------------------------
+# self-contained
+
+
+def test_report_is_self_contained(report):
+    _, text, page = report
+    external = []
+    for tag, attrs in page.tags:
+        for attr in ("src", "href", "data", "srcset", "poster", "action"):
+            value = (attrs.get(attr) or "").strip().lower()
+            if value.startswith(("http:", "https:", "//", "ftp:")):
+                external.append(f"<{tag} {attr}={attrs[attr]!r}>")
+        if tag == "link":
+            external.append(f"<link {attrs}>")  # no stylesheet, font or preload link at all
+        if tag == "script" and attrs.get("src"):
+            external.append(f"<script src={attrs['src']!r}>")
+        if tag == "a" and attrs.get("href") and not attrs["href"].startswith("#"):
+            external.append(f"<a href={attrs['href']!r}>")
+    assert not external, f"references outside the file: {external}"
+    assert "@import" not in text and "url(http" not in text.replace(" ", "")
+    # the libraries are inline: one script defines vegaEmbed
+    assert any("window.vegaEmbed" in body for attrs, body in page.scripts if not attrs.get("type", "").endswith("json"))
+    for chart_id, spec in chart_specs(page).items():
+        dumped = json.dumps(spec)
+        assert '"url"' not in dumped, f"{chart_id} loads data from a URL"
+
+
+def test_report_has_build_info(report, warehouse):
+    _, text, _ = report
+    info = warehouse.rows("select invocation_id, random_seed, raw_data_dir, built_at from meta.warehouse_build_info")[0]
+    for key in ("invocation_id", "random_seed", "raw_data_dir"):
+        assert str(info[key]) in text, key
+    assert str(info["built_at"])[:19] in text
+
+
+def test_every_chart_is_present(specs, report):
+    assert sorted(specs) == sorted(CHART_IDS)
+    _, text, _ = report
+    for chart_id in CHART_IDS:
+        assert f'id="chart-{chart_id}"' in text
+        assert spec_values(specs[chart_id]), f"{chart_id} has no data"
+    # the full build has every mart: no "not built" note anywhere
+    assert "data-not-built=" not in text and 'class="not-built"' not in text and 'class="build not-built"' not in text
+
+
+def test_no_raw_text_in_the_report(report, warehouse):
+    """Only aggregates: no instruction or response text leaks into the HTML."""
+    _, text, _ = report
+    samples = warehouse.rows(
+        "select instruction from main.ultrafeedback_curated where length(instruction) > 40 order by prompt_id limit 20"
+    ) + warehouse.rows(
+        "select response as instruction from main.ultrafeedback_completion_scores "
+        "where length(response) > 40 order by completion_id limit 20"
+    )
+    assert samples
+    for row in samples:
+        assert row["instruction"][:40] not in text
+
+
+def test_report_is_deterministic(report, warehouse, tmp_path):
+    out, text, _ = report
+    again = tmp_path / "again.html"
+    proc = run_report(warehouse.path, again)
+    assert proc.returncode == 0, proc.stderr
+    assert again.read_text(encoding="utf-8") == text
+
+
+# --------------------------------------------------------------------------------------------
+# the charts' data against independent computations
+
+
+def test_ultrafeedback_score_grid(specs, warehouse):
+    """Cells = completions per model x overall_score x average-rating bin, recomputed from raw."""
+    expected: Counter = Counter()
+    for row in read_raw(warehouse.raw_dir, "argilla/ultrafeedback-binarized-curation"):
+        for completion in row["completions"] or []:
+            avg = average_rating(completion)
+            score = completion.get("overall_score")
+            if avg is None or score is None:
+                continue
+            rating_bin = min(math.floor(avg * 2) / 2, 4.5)
+            expected[(completion.get("model") or "(no model)", float(score), rating_bin)] += 1
+    got = Counter()
+    for cell in spec_values(specs["uf-score-grid"]):
+        got[(cell["model"], cell["overall_score"], cell["rating_bin_start"])] += cell["n_completions"]
+    assert got == expected
+
+
+def test_ultrafeedback_disagreement_by_source(specs, warehouse):
+    """Share of prompts whose best-rated and best-overall picks differ, recomputed from raw."""
+    picks = defaultdict(lambda: [0, 0])
+    for row in read_raw(warehouse.raw_dir, "argilla/ultrafeedback-binarized-curation"):
+        completions = row["completions"] or []
+        if not completions:
+            continue
+        rated = best_index([average_rating(c) for c in completions])
+        overall = best_index([c.get("overall_score") for c in completions])
+        for key in (("source", row["source"] or "(no source)"), ("all", None)):
+            picks[key][0] += 1
+            picks[key][1] += rated != overall
+    rows = spec_values(specs["uf-disagreement"])
+    got = {
+        (r["dimension"], r["source"] if r["dimension"] == "source" else None):
+            (r["n_best_overall_picks"], r["n_best_rated_is_different"], r["share_best_rated_is_different"])
+        for r in rows
+    }
+    assert set(got) == set(picks)
+    for key, (n, n_different) in picks.items():
+        assert got[key][:2] == (n, n_different), key
+        assert got[key][2] == pytest.approx(n_different / n, abs=1e-6), key
+
+
+def test_code_ultrafeedback_chart_data(specs, warehouse):
+    raw_coseal = read_raw(warehouse.raw_dir, "coseal/CodeUltraFeedback")
+    raw_published = sum(
+        pq.read_metadata(f).num_rows
+        for f in (warehouse.raw_dir / "RLHFlow/CodeUltraFeedback-standard/data").glob("*.parquet")
+    )
+    pairs = spec_values(specs["cuf-pairs"])
+    published = [p for p in pairs if p["pairs"].startswith("published")]
+    assert sum(p["n_pairs"] for p in published) == raw_published
+    preferences = {"code-" + r["preference"] for r in raw_coseal if r["preference"] is not None}
+    assert preferences <= {p["preference"] for p in published}
+    # the reasons chart is the bug summary's per-preference counts, unpivoted
+    mart = warehouse.rows("select * from main.code_ultrafeedback_bug_summary where scope = 'preference'")
+    expected = {
+        (m["preference"] or "(unmatched)", column.removeprefix("n_")): m[column]
+        for m in mart for column in m
+        if column in {"n_na_rated_chosen", "n_na_rated_rejected", "n_prompt_dropped_by_last_na",
+                      "n_string_order_inverted", "n_invalid_rating", "n_prompt_quarantined", "n_duplicate_model"}
+    }
+    got = {(r["preference"], r["reason"]): r["n_pairs"] for r in spec_values(specs["cuf-reasons"])}
+    assert got == expected
+    assert sum(got.values()) > 0, "the generated data plants script bugs: some pairs must differ"
+
+
+def test_rever_chart_data(specs, warehouse, report):
+    judge = read_raw(warehouse.raw_dir, "OpenRubrics/ReVeR-Traces-Judge")
+    rubric = read_raw(warehouse.raw_dir, "OpenRubrics/ReVeR-Traces-Rubric")
+    trajectories = Counter()
+    with_tool = Counter()
+    for row in judge:
+        source = row["source"]
+        trajectories[source] += 1
+        with_tool[source] += any((m.get("role") in ("tool_call", "tool")) for m in row["messages"] or [])
+    tools = {r["source"]: r for r in spec_values(specs["rever-tool-calls"]) if "source" in r}
+    assert {s: t["n_trajectories"] for s, t in tools.items()} == dict(trajectories)
+    for source, t in tools.items():
+        assert t["n_trajectories_with_tool"] == with_tool[source], source
+        assert t["tool_call_rate"] == pytest.approx(with_tool[source] / trajectories[source], abs=1e-6)
+    references = [r for r in spec_values(specs["rever-tool-calls"]) if "reference" in r]
+    assert any(r["rate"] == pytest.approx(0.589) for r in references)  # the card's figure
+    # every pair id is either in the margin histogram or counted as unscored
+    ids = {r["id"] for r in judge} | {r["id"] for r in rubric}
+    in_histogram = sum(r["n_pairs"] for r in spec_values(specs["rever-margins"]))
+    n_unscored = warehouse.scalar("select count(*) from main.rever_pairs where margin is null")
+    assert in_histogram + n_unscored == len(ids)
+    if n_unscored:
+        assert f"{n_unscored:,} of {len(ids):,} pairs have a side without a score" in report[1]
+
+
+def test_judge_agreement_chart_data(specs, warehouse):
+    summary = warehouse.rows("select * from main.judge_agreement_summary")[0]
+    rows = spec_values(specs["judge-agreement"])
+    rates = {r["score"]: r for r in rows if "score" in r}
+    assert rates["average rating (fixed)"]["n_agree"] == summary["n_judge_agrees_with_average_rating"]
+    assert rates["overall_score (buggy)"]["n_agree"] == summary["n_judge_agrees_with_overall_score"]
+    sides = {r["judge_sides_with"]: r["n_pairs"] for r in rows if "judge_sides_with" in r}
+    assert sum(sides.values()) == summary["n_ratings_disagree"]
+    assert sides["average rating (fixed)"] == summary["n_disagreements_judge_sides_with_average_rating"]
+
+
+# --------------------------------------------------------------------------------------------
+# missing marts, errors
+
+
+def test_missing_marts_give_not_built_notes(warehouse, tmp_path):
+    """A warehouse without judge_agreement_summary (and one with no marts at all) still gives a report."""
+    partial = tmp_path / "partial.duckdb"
+    shutil.copy(warehouse.path, partial)
+    with duckdb.connect(str(partial)) as con:
+        con.execute("drop table main.judge_agreement_summary")
+    out = tmp_path / "partial.html"
+    proc = run_report(partial, out)
+    assert proc.returncode == 0, proc.stderr
+    assert "judge_agreement_summary" in proc.stdout
+    specs = chart_specs(parse_page(out.read_text(encoding="utf-8")))
+    assert sorted(specs) == sorted(c for c in CHART_IDS if c != "judge-agreement")
+    assert 'data-not-built="judge_agreement_summary"' in out.read_text(encoding="utf-8")
+
+    empty = tmp_path / "empty.duckdb"
+    duckdb.connect(str(empty)).close()
+    out = tmp_path / "empty.html"
+    proc = run_report(empty, out)
+    assert proc.returncode == 0, proc.stderr
+    text = out.read_text(encoding="utf-8")
+    assert chart_specs(parse_page(text)) == {}
+    assert text.count("data-not-built=") == 5
+    assert "meta.warehouse_build_info is not built" in text
+
+
+def test_missing_warehouse_is_one_line(tmp_path):
+    proc = run_report(tmp_path / "nope.duckdb", tmp_path / "r.html")
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and "no warehouse at" in proc.stderr
+    assert not (tmp_path / "r.html").exists()
+
+
+# --------------------------------------------------------------------------------------------
+# rendering in headless Chromium
+
+
+def test_report_renders_in_chromium(report, tmp_path):
+    from PIL import Image, ImageStat
+
+    out, _, _ = report
+    png = tmp_path / "report.png"
+    proc = chromium([f"--screenshot={png}", out.resolve().as_uri()], tmp_path)
+    assert png.exists() and png.stat().st_size > 0, proc.stderr[-2000:]
+    with Image.open(png) as image:
+        gray = image.convert("L")
+        assert gray.size == (1400, 3000)
+        stddev = ImageStat.Stat(gray).stddev[0]
+        colours = len(image.convert("RGB").getcolors(maxcolors=1 << 20) or [])
+    assert stddev > 10, f"screenshot looks blank (pixel standard deviation {stddev:.1f})"
+    assert colours > 50, f"screenshot has only {colours} colours: no chart was drawn"
+
+    dom = chromium(["--dump-dom", out.resolve().as_uri()], tmp_path).stdout
+    page = parse_page(dom)
+    rendered = {attrs["id"].removeprefix("chart-") for tag, attrs in page.tags
+                if tag == "div" and attrs.get("id", "").startswith("chart-") and attrs.get("data-rendered") == "true"}
+    errors = [attrs for tag, attrs in page.tags if attrs.get("data-error")]
+    assert not errors, errors
+    assert rendered == set(CHART_IDS)
+    # vega-embed drew SVG marks for every chart
+    assert sum(1 for tag, attrs in page.tags if tag == "svg" and "marks" in (attrs.get("class") or "")) >= len(CHART_IDS)
+    mark_groups = [attrs["class"] for tag, attrs in page.tags if tag == "g" and "role-mark" in (attrs.get("class") or "")]
+    assert len(mark_groups) >= len(CHART_IDS), mark_groups
+    assert sum(1 for tag, _ in page.tags if tag == "path") > 100
