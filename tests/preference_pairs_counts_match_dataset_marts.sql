@@ -12,9 +12,9 @@ expected as (
     where score_random_response_for_best_rated is not null
         and score_best_rated > score_random_response_for_best_rated
     union all
-    select 'code_ultrafeedback', count(*) from {{ ref('code_ultrafeedback_pairs') }}
+    select 'code_ultrafeedback' as dataset, count(*) as n_pairs from {{ ref('code_ultrafeedback_pairs') }}
     union all
-    select 'rever', count(*) from {{ ref('rever_pairs') }} where kept
+    select 'rever' as dataset, count(*) as n_pairs from {{ ref('rever_pairs') }} where kept
 
 ),
 

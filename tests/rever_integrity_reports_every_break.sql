@@ -31,8 +31,24 @@ reported as (
     from {{ ref('rever_integrity') }}
     where kind like 'verdict_%' or kind in ('not_kept', 'criteria_mismatch')
 
+),
+
+missing as (
+
+    select * from expected
+    except all
+    select * from reported
+
+),
+
+extra as (
+
+    select * from reported
+    except all
+    select * from expected
+
 )
 
-select 'missing from rever_integrity' as problem, * from (select * from expected except all select * from reported) as missing
+select 'missing from rever_integrity' as problem, * from missing
 union all
-select 'unexpected in rever_integrity' as problem, * from (select * from reported except all select * from expected) as extra
+select 'unexpected in rever_integrity' as problem, * from extra

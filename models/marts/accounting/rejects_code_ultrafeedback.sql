@@ -15,7 +15,9 @@ responses as (
 
 pairs as (
 
-    select distinct prompt_id from {{ ref('preference_pairs') }} where dataset = 'code_ultrafeedback'
+    select distinct prompt_id
+    from {{ ref('preference_pairs') }}
+    where dataset = 'code_ultrafeedback'
 
 ),
 

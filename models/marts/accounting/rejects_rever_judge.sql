@@ -16,7 +16,9 @@ pairs as (
 
 trained as (
 
-    select distinct prompt_id as id from {{ ref('preference_pairs') }} where dataset = 'rever'
+    select distinct prompt_id as id
+    from {{ ref('preference_pairs') }}
+    where dataset = 'rever'
 
 ),
 

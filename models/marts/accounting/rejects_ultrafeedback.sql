@@ -10,7 +10,9 @@ curated as (
 
 pairs as (
 
-    select prompt_id from {{ ref('preference_pairs') }} where dataset = 'ultrafeedback'
+    select prompt_id
+    from {{ ref('preference_pairs') }}
+    where dataset = 'ultrafeedback'
 
 ),
 

@@ -10,11 +10,15 @@ with
 ultrafeedback as (
 
     select 'ultrafeedback' as dataset_key, 'in_marts' as outcome, 'preference_pairs' as destination, count(distinct prompt_id) as n_rows
-    from {{ ref('preference_pairs') }} where dataset = 'ultrafeedback'
+    from {{ ref('preference_pairs') }}
+    where dataset = 'ultrafeedback'
     union all
-    select 'ultrafeedback', 'rejected', reason, count(*) from {{ ref('rejects_ultrafeedback') }} group by reason
+    select 'ultrafeedback' as dataset_key, 'rejected' as outcome, reason as destination, count(*) as n_rows
+    from {{ ref('rejects_ultrafeedback') }}
+    group by reason
     union all
-    select 'ultrafeedback', 'raw', 'stg_ultrafeedback__prompts', count(*) from {{ ref('stg_ultrafeedback__prompts') }}
+    select 'ultrafeedback' as dataset_key, 'raw' as outcome, 'stg_ultrafeedback__prompts' as destination, count(*) as n_rows
+    from {{ ref('stg_ultrafeedback__prompts') }}
 
 ),
 
@@ -24,23 +28,38 @@ ultrafeedback as (
 code_ultrafeedback as (
 
     select 'code_ultrafeedback' as dataset_key, 'in_marts' as outcome, 'preference_pairs' as destination, count(distinct prompt_id) as n_rows
-    from {{ ref('preference_pairs') }} where dataset = 'code_ultrafeedback'
+    from {{ ref('preference_pairs') }}
+    where dataset = 'code_ultrafeedback'
     union all
-    select 'code_ultrafeedback', 'rejected', reason, count(*) from {{ ref('rejects_code_ultrafeedback') }} group by reason
+    select 'code_ultrafeedback' as dataset_key, 'rejected' as outcome, reason as destination, count(*) as n_rows
+    from {{ ref('rejects_code_ultrafeedback') }}
+    group by reason
     union all
-    select 'code_ultrafeedback', 'raw', 'stg_code_ultrafeedback__prompts', count(*) from {{ ref('stg_code_ultrafeedback__prompts') }}
+    select 'code_ultrafeedback' as dataset_key, 'raw' as outcome, 'stg_code_ultrafeedback__prompts' as destination, count(*) as n_rows
+    from {{ ref('stg_code_ultrafeedback__prompts') }}
     union all
-    select 'code_ultrafeedback_standard', 'in_marts', 'audit_code_ultrafeedback_published', count(*)
+    select
+        'code_ultrafeedback_standard' as dataset_key,
+        'in_marts' as outcome,
+        'audit_code_ultrafeedback_published' as destination,
+        count(*) as n_rows
     from {{ ref('stg_code_ultrafeedback__published_pairs') }} as published
-    where published.published_pair_id in (
-        select audited.published_pair_id from {{ ref('audit_code_ultrafeedback_published') }} as audited
-    )
-        and published.n_chosen_messages = 2 and published.n_rejected_messages = 2
+    where
+        published.published_pair_id in (
+            select audited.published_pair_id from {{ ref('audit_code_ultrafeedback_published') }} as audited
+        )
+        and published.n_chosen_messages = 2
+        and published.n_rejected_messages = 2
     union all
-    select 'code_ultrafeedback_standard', 'rejected', reason, count(*)
-    from {{ ref('rejects_code_ultrafeedback_standard') }} group by reason
+    select 'code_ultrafeedback_standard' as dataset_key, 'rejected' as outcome, reason as destination, count(*) as n_rows
+    from {{ ref('rejects_code_ultrafeedback_standard') }}
+    group by reason
     union all
-    select 'code_ultrafeedback_standard', 'raw', 'stg_code_ultrafeedback__published_pairs', count(*)
+    select
+        'code_ultrafeedback_standard' as dataset_key,
+        'raw' as outcome,
+        'stg_code_ultrafeedback__published_pairs' as destination,
+        count(*) as n_rows
     from {{ ref('stg_code_ultrafeedback__published_pairs') }}
 
 ),
@@ -52,18 +71,30 @@ rever as (
 
     select 'rever_judge' as dataset_key, 'in_marts' as outcome, 'preference_pairs' as destination, count(*) as n_rows
     from {{ ref('rever_trajectories') }}
-    where is_pair_member
+    where
+        is_pair_member
         and id in (select pairs.prompt_id from {{ ref('preference_pairs') }} as pairs where pairs.dataset = 'rever')
     union all
-    select 'rever_judge', 'rejected', reason, count(*) from {{ ref('rejects_rever_judge') }} group by reason
+    select 'rever_judge' as dataset_key, 'rejected' as outcome, reason as destination, count(*) as n_rows
+    from {{ ref('rejects_rever_judge') }}
+    group by reason
     union all
-    select 'rever_judge', 'raw', 'stg_rever__trajectories', count(*) from {{ ref('stg_rever__trajectories') }}
+    select 'rever_judge' as dataset_key, 'raw' as outcome, 'stg_rever__trajectories' as destination, count(*) as n_rows
+    from {{ ref('stg_rever__trajectories') }}
     union all
-    select 'rever_rubric', 'in_marts', 'rever_rubric_items', count(distinct rubric_row_id) from {{ ref('rever_rubric_items') }}
+    select
+        'rever_rubric' as dataset_key,
+        'in_marts' as outcome,
+        'rever_rubric_items' as destination,
+        count(distinct rubric_row_id) as n_rows
+    from {{ ref('rever_rubric_items') }}
     union all
-    select 'rever_rubric', 'rejected', reason, count(*) from {{ ref('rejects_rever_rubric') }} group by reason
+    select 'rever_rubric' as dataset_key, 'rejected' as outcome, reason as destination, count(*) as n_rows
+    from {{ ref('rejects_rever_rubric') }}
+    group by reason
     union all
-    select 'rever_rubric', 'raw', 'stg_rever__rubrics', count(*) from {{ ref('stg_rever__rubrics') }}
+    select 'rever_rubric' as dataset_key, 'raw' as outcome, 'stg_rever__rubrics' as destination, count(*) as n_rows
+    from {{ ref('stg_rever__rubrics') }}
 
 ),
 
