@@ -73,7 +73,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from preftools import __version__
+from preftools import __version__, warehouse
 
 EXIT_ERROR = 2
 EXIT_INTERRUPTED = 130
@@ -206,26 +206,10 @@ def open_warehouse(path: Path) -> Iterator:
     """The warehouse, read-only; one clear line if it is missing, not DuckDB, or locked by a writer."""
     import duckdb
 
-    if not path.exists():
-        raise ExportError(
-            f"no warehouse at {path}: run `make build` first (or point --duckdb-path / DUCKDB_PATH at the .duckdb file)"
-        )
-    if path.is_dir():
-        raise ExportError(f"{path} is a directory, not a DuckDB file; point --duckdb-path / DUCKDB_PATH at the .duckdb file")
     try:
-        con = duckdb.connect(str(path), read_only=True)
-    except duckdb.Error as exc:
-        message = str(exc)
-        if "Conflicting lock" in message or "Could not set lock" in message:
-            holder = re.search(r"held in (.+?)(?: \(PID (\d+)\))", message)
-            by = f" by {holder.group(1)} (PID {holder.group(2)})" if holder else ""
-            raise ExportError(
-                f"the warehouse {path} is locked{by}, which is writing to it (a running `dbt build`?); "
-                "wait for it to finish or close it, then run the export again"
-            ) from None
-        if "not a valid DuckDB database" in message:
-            raise ExportError(f"{path} is not a DuckDB database file; run `make build` first or fix --duckdb-path") from None
-        raise ExportError(f"cannot open the warehouse {path}: {_one_line(message)}") from None
+        con = warehouse.connect_read_only(path, then="run the export again")
+    except warehouse.WarehouseError as exc:
+        raise ExportError(str(exc)) from None
     try:
         # Timestamps with time zone come out in UTC whatever the machine's zone (determinism).
         con.execute("set TimeZone = 'UTC'")

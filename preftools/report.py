@@ -41,13 +41,14 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from preftools import warehouse
+
 EXIT_ERROR = 2
 DEFAULT_DUCKDB_PATH = "warehouse.duckdb"
 DEFAULT_OUT = "reports/audit_report.html"
 
 # The card of OpenRubrics/ReVeR-Traces-Judge states the tool-call rate over all trajectories.
 REVER_CARD_TOOL_CALL_RATE = 0.589
-
 
 class ReportError(Exception):
     """A failure worth one line to the user (missing warehouse, lock, unwritable output)."""
@@ -62,23 +63,10 @@ def open_warehouse(path: Path) -> Iterator:
     """The warehouse, read-only; one clear line if it is missing, not DuckDB, or locked by a writer."""
     import duckdb
 
-    if not path.exists():
-        raise ReportError(
-            f"no warehouse at {path}: run `make build` first (or point --duckdb-path / DUCKDB_PATH at the .duckdb file)"
-        )
-    if path.is_dir():
-        raise ReportError(f"{path} is a directory, not a DuckDB file; point --duckdb-path / DUCKDB_PATH at the .duckdb file")
     try:
-        con = duckdb.connect(str(path), read_only=True)
-    except duckdb.Error as exc:
-        message = " ".join(str(exc).split())
-        if "lock" in message.lower():
-            raise ReportError(
-                f"the warehouse {path} is locked by a writer (a running `dbt build`?); wait for it to finish, then run the report again"
-            ) from None
-        if "not a valid DuckDB database" in message:
-            raise ReportError(f"{path} is not a DuckDB database file; run `make build` first or fix --duckdb-path") from None
-        raise ReportError(f"cannot open the warehouse {path}: {message[:400]}") from None
+        con = warehouse.connect_read_only(path, then="run the report again")
+    except warehouse.WarehouseError as exc:
+        raise ReportError(str(exc)) from None
     try:
         con.execute("set TimeZone = 'UTC'")
         yield con

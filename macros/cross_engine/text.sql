@@ -31,3 +31,12 @@
 {% macro dataset_enabled(group) -%}
     {{ return(group in enabled_dataset_groups()) }}
 {%- endmacro %}
+
+{#- The three key columns every staging model starts with: `<key_name>` (md5 of the dataset key,
+    the file name and the row number in the file), `source_file` (file name without folder) and
+    `source_row` (0-based row number in that file), from the reader's filename/file_row_number. -#}
+{% macro raw_row_key_columns(dataset_key, key_name) -%}
+    {{ stable_hash(["'" ~ dataset_key ~ "'", file_basename('filename'), 'file_row_number']) }} as {{ key_name }},
+        {{ file_basename('filename') }} as source_file,
+        cast(file_row_number as bigint) as source_row
+{%- endmacro %}

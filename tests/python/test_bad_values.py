@@ -153,7 +153,7 @@ def test_bad_rever_values_are_visible(faulty):
 
 def test_build_only_the_datasets_you_have(tmp_path):
     raw = tmp_path / "raw"
-    generate_raw(raw, scale=0.003)
+    generate_raw(raw, scale=0.002)
     shutil.rmtree(raw / "coseal")
     shutil.rmtree(raw / "RLHFlow")
     shutil.rmtree(raw / "OpenRubrics")
@@ -165,15 +165,19 @@ def test_build_only_the_datasets_you_have(tmp_path):
     assert not any(t.startswith(("code_", "rever_", "judge_")) for t in tables), tables
 
 
-def test_failed_build_keeps_the_previous_marts(tiny_raw, tmp_path):
+def test_failed_build_keeps_the_previous_marts(warehouse, tmp_path):
+    """A copy of the session's good build; one raw file truncated (an interrupted download);
+    the rebuild fails naming the file, and the previous marts are still there, unchanged."""
     raw = tmp_path / "raw"
-    shutil.copytree(tiny_raw, raw)
+    shutil.copytree(warehouse.raw_dir, raw)
     db = tmp_path / "wh.duckdb"
-    run_dbt(["build"], raw, db, tmp_path)
-    before = rows(db, "select dataset, count(*), sum(chosen_score) from preference_pairs group by 1 order by 1")
-    bad = only_file(raw, "code_ultrafeedback")
-    bad.write_bytes(bad.read_bytes()[: 200])  # truncated, as after an interrupted download
+    shutil.copy(warehouse.path, db)
+    query = "select dataset, count(*), sum(chosen_score) from preference_pairs group by 1 order by 1"
+    before = rows(db, query)
+    assert before
+    bad = sorted(DATASETS_BY_KEY["code_ultrafeedback"].data_dir(raw).glob("*.parquet"))[0]
+    bad.write_bytes(bad.read_bytes()[: 200])
     result = run_dbt(["build"], raw, db, tmp_path, check=False)
     assert result.returncode != 0
     assert str(bad) in result.output and "Traceback" not in result.output
-    assert rows(db, "select dataset, count(*), sum(chosen_score) from preference_pairs group by 1 order by 1") == before
+    assert rows(db, query) == before

@@ -12,9 +12,7 @@ renamed as (
 
     select
         ---------- keys
-        {{ stable_hash(["'code_ultrafeedback'", file_basename('filename'), 'file_row_number']) }} as prompt_id,
-        {{ file_basename('filename') }} as source_file,
-        cast(file_row_number as bigint) as source_row,
+        {{ raw_row_key_columns('code_ultrafeedback', 'prompt_id') }},
 
         ---------- prompt
         instruction,

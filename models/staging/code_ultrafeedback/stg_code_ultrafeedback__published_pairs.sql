@@ -12,9 +12,7 @@ renamed as (
 
     select
         ---------- keys
-        {{ stable_hash(["'code_ultrafeedback_standard'", file_basename('filename'), 'file_row_number']) }} as published_pair_id,
-        {{ file_basename('filename') }} as source_file,
-        cast(file_row_number as bigint) as source_row,
+        {{ raw_row_key_columns('code_ultrafeedback_standard', 'published_pair_id') }},
 
         ---------- pair, as published
         chosen,

@@ -11,9 +11,7 @@ renamed as (
 
     select
         ---------- keys
-        {{ stable_hash(["'rever_rubric'", file_basename('filename'), 'file_row_number']) }} as rubric_row_id,
-        {{ file_basename('filename') }} as source_file,
-        cast(file_row_number as bigint) as source_row,
+        {{ raw_row_key_columns('rever_rubric', 'rubric_row_id') }},
         id,
 
         ---------- attributes

@@ -12,9 +12,7 @@ renamed as (
 
     select
         ---------- keys
-        {{ stable_hash(["'rever_judge'", file_basename('filename'), 'file_row_number']) }} as trajectory_id,
-        {{ file_basename('filename') }} as source_file,
-        cast(file_row_number as bigint) as source_row,
+        {{ raw_row_key_columns('rever_judge', 'trajectory_id') }},
         id,
 
         ---------- attributes

@@ -13,9 +13,7 @@ renamed as (
 
     select
         ---------- keys
-        {{ stable_hash(["'ultrafeedback'", file_basename('filename'), 'file_row_number']) }} as prompt_id,
-        {{ file_basename('filename') }} as source_file,
-        cast(file_row_number as bigint) as source_row,
+        {{ raw_row_key_columns('ultrafeedback', 'prompt_id') }},
 
         ---------- prompt
         source,
