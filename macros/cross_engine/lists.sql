@@ -32,14 +32,18 @@
     {{ return(adapter.dispatch('list_size', 'preference_warehouse')(list_expr)) }}
 {%- endmacro %}
 {% macro default__list_size(list_expr) -%} len({{ list_expr }}) {%- endmacro %}
-{% macro spark__list_size(list_expr) -%} cardinality({{ list_expr }}) {%- endmacro %}
+{#- A BIGINT, as DuckDB's len(); size() is -1 for NULL when ANSI mode is off (dbt-spark
+    turns it off): guarded. -#}
+{% macro spark__list_size(list_expr) -%} cast(case when {{ list_expr }} is not null then size({{ list_expr }}) end as bigint) {%- endmacro %}
 
 {#- Element at a 0-based position; NULL when out of range. -#}
 {% macro list_at(list_expr, index0) -%}
     {{ return(adapter.dispatch('list_at', 'preference_warehouse')(list_expr, index0)) }}
 {%- endmacro %}
 {% macro default__list_at(list_expr, index0) -%} {{ list_expr }}[({{ index0 }}) + 1] {%- endmacro %}
-{% macro spark__list_at(list_expr, index0) -%} try_element_at({{ list_expr }}, ({{ index0 }}) + 1) {%- endmacro %}
+{#- As DuckDB's list[i]: NULL out of range (also for position 0, which Spark rejects), a
+    negative position counts from the end. -#}
+{% macro spark__list_at(list_expr, index0) -%} try_element_at({{ list_expr }}, cast(nullif(({{ index0 }}) + 1, 0) as int)) {%- endmacro %}
 
 {#- Last element; NULL for an empty list. -#}
 {% macro list_last(list_expr) -%}
@@ -60,7 +64,8 @@
     {{ return(adapter.dispatch('list_concat', 'preference_warehouse')(a, b)) }}
 {%- endmacro %}
 {% macro default__list_concat(a, b) -%} list_concat({{ a }}, {{ b }}) {%- endmacro %}
-{% macro spark__list_concat(a, b) -%} concat({{ a }}, {{ b }}) {%- endmacro %}
+{#- DuckDB skips a NULL list (NULL + NULL gives []); Spark's concat would give NULL. -#}
+{% macro spark__list_concat(a, b) -%} concat(coalesce({{ a }}, array()), coalesce({{ b }}, array())) {%- endmacro %}
 
 {#- Unnest a list with its 0-based position, as select-list items:
     `select t.key, {{ explode_with_index('t.items', 'item_index', 'item') }} from t`.
@@ -71,6 +76,9 @@
 {% macro default__explode_with_index(list_expr, index_name, value_name) -%}
     unnest({{ list_expr }}) as {{ value_name }}, generate_subscripts({{ list_expr }}, 1) - 1 as {{ index_name }}
 {%- endmacro %}
+{#- inline() of (value, bigint position) structs: the same two columns, in the same order and
+    with the same types as DuckDB's (posexplode would give an int position, first). -#}
 {% macro spark__explode_with_index(list_expr, index_name, value_name) -%}
-    posexplode({{ list_expr }}) as ({{ index_name }}, {{ value_name }})
+    inline(transform({{ list_expr }}, (explode_value, explode_index) -> named_struct(
+        '{{ value_name }}', explode_value, '{{ index_name }}', cast(explode_index as bigint))))
 {%- endmacro %}

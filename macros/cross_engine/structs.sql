@@ -5,8 +5,9 @@
 {% macro default__make_struct(fields) -%}
     struct_pack({% for name, expr in fields.items() %}{{ adapter.quote(name) }} := {{ expr }}{{ ", " if not loop.last }}{% endfor %})
 {%- endmacro %}
+{#- Field expressions may quote identifiers DuckDB-style ("Rating"): Spark gets backticks. -#}
 {% macro spark__make_struct(fields) -%}
-    named_struct({% for name, expr in fields.items() %}'{{ name }}', {{ expr }}{{ ", " if not loop.last }}{% endfor %})
+    named_struct({% for name, expr in fields.items() %}'{{ name }}', {{ preference_warehouse.spark_identifiers(expr) }}{{ ", " if not loop.last }}{% endfor %})
 {%- endmacro %}
 
 {#- A conversational message list [{role: 'user', content: prompt}, {role: 'assistant', content: response}]
