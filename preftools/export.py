@@ -226,6 +226,42 @@ def open_warehouse(path: Path) -> Iterator:
         con.close()
 
 
+@contextlib.contextmanager
+def open_spark_warehouse(path: Path) -> Iterator:
+    """A Spark build (``dbt build --target spark``) as a DuckDB catalog, so the same export runs on it.
+
+    Spark keeps each table as a folder of Parquet files, ``<warehouse>/<schema>.db/<table>/``; every
+    table of ``main`` (the marts) and ``meta.warehouse_build_info`` is loaded into a scratch DuckDB file
+    in a temporary folder (removed afterwards), and exported exactly as a DuckDB build would be."""
+    import duckdb
+
+    if not (path / f"{MART_SCHEMA}.db").is_dir():
+        raise ExportError(
+            f"no Spark warehouse at {path} (no {MART_SCHEMA}.db/ folder): run `dbt build --target spark` first, "
+            "or point --spark-warehouse at SPARK_WAREHOUSE_DIR"
+        )
+    with tempfile.TemporaryDirectory(prefix="preftools-spark-export-") as scratch:
+        con = duckdb.connect(str(Path(scratch) / "spark.duckdb"))
+        try:
+            con.execute("set TimeZone = 'UTC'")
+            for schema in (MART_SCHEMA, BUILD_INFO_TABLE[0]):
+                schema_dir = path / f"{schema}.db"
+                if not schema_dir.is_dir():
+                    continue
+                con.execute(f"create schema if not exists {_quote(schema)}")
+                for table_dir in sorted(p for p in schema_dir.iterdir() if p.is_dir()):
+                    files = sorted(str(f) for f in table_dir.glob("*.parquet"))
+                    if not files:
+                        raise ExportError(f"Spark table folder {table_dir} holds no Parquet file; rebuild it on Spark")
+                    con.execute(
+                        f"create table {_quote(schema)}.{_quote(table_dir.name)} as select * from read_parquet(?)",
+                        [files],
+                    )
+            yield con
+        finally:
+            con.close()
+
+
 def list_marts(con) -> list[str]:
     rows = con.execute(
         "select table_name from duckdb_tables() "
@@ -604,14 +640,20 @@ def export(
     *,
     progress: bool = True,
     command: str | None = None,
+    spark_warehouse: Path | str | None = None,
 ) -> dict:
-    """Export the marts (all tables of schema main, or ``marts``) and return the manifest."""
+    """Export the marts (all tables of schema main, or ``marts``) and return the manifest. With
+    ``spark_warehouse``, the marts come from that Spark build instead of the DuckDB file."""
     duckdb_path = Path(duckdb_path).expanduser().absolute()
     export_dir = Path(export_dir).expanduser().absolute()
     command = command or command_line(duckdb_path, export_dir, marts, progress)
     exported_by = {"command": command, "preftools_version": __version__, "warehouse": str(duckdb_path)}
 
-    with open_warehouse(duckdb_path) as con:
+    if spark_warehouse is not None:
+        spark_warehouse = Path(spark_warehouse).expanduser().absolute()
+        exported_by["warehouse"] = f"spark:{spark_warehouse}"
+    source = open_spark_warehouse(spark_warehouse) if spark_warehouse is not None else open_warehouse(duckdb_path)
+    with source as con:
         available = list_marts(con)
         if not available:
             raise ExportError(f"no tables in schema {MART_SCHEMA} of {duckdb_path}: run `make build` first")
@@ -700,6 +742,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default=None,
         help=f"where to write (default: $EXPORT_DIR, else {DEFAULT_EXPORT_DIR}/)",
     )
+    parser.add_argument(
+        "--spark-warehouse",
+        default=None,
+        help="export a Spark build instead (dbt build --target spark): its SPARK_WAREHOUSE_DIR, e.g. spark-warehouse",
+    )
     parser.add_argument("--marts", default=None, help="comma-separated mart names to export (default: all)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     args = parser.parse_args(argv)
@@ -725,6 +772,7 @@ def main(argv: list[str] | None = None) -> int:
             export_dir,
             args.marts,
             progress=not args.no_progress,
+            spark_warehouse=args.spark_warehouse,
             command=shlex.join(["python", "-m", "preftools.export", *(sys.argv[1:] if argv is None else argv)]),
         )
     except ExportError as exc:

@@ -26,6 +26,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 import pyarrow.dataset as ds
+import pyarrow.parquet as pq
 import pytest
 
 from conftest import REPO, DbtResult, run_dbt
@@ -219,3 +220,24 @@ def test_comparison_catches_differences():
     assert table_differences("t", base, longer)
     nulled = base.set_column(0, "k", pa.array(["a", None]))
     assert table_differences("t", base, nulled)
+
+
+# ---------- exports from a Spark build
+
+def test_exports_from_spark_equal_the_duckdb_exports(builds, tmp_path):
+    """`python -m preftools.export --spark-warehouse` gives the same Hub-layout files as the DuckDB
+    build: same marts, splits and file names, and the same rows (floats within the tolerance)."""
+    from preftools.export import export
+
+    duck = export(builds.duckdb_path, tmp_path / "duckdb", progress=False)
+    spark = export(builds.duckdb_path, tmp_path / "spark", progress=False, spark_warehouse=builds.spark_warehouse)
+    assert set(spark["marts"]) == set(duck["marts"]) and duck["marts"]
+    problems = []
+    for name, entry in duck["marts"].items():
+        duck_files = sorted(f["path"] for f in entry["files"])
+        assert sorted(f["path"] for f in spark["marts"][name]["files"]) == duck_files, name
+        for rel in duck_files:
+            problems += table_differences(
+                f"{name}:{rel}", pq.read_table(tmp_path / "duckdb" / rel), pq.read_table(tmp_path / "spark" / rel))
+    assert not problems, "\n".join(problems)
+    assert spark["marts"]["preference_pairs"]["build"]["target_name"] == "spark"
