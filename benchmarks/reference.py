@@ -1,0 +1,407 @@
+"""Reference implementation for the benchmark: the computations of the warehouse, written the
+way the upstream dataset scripts are (the RLHFlow script in ../shared/seeds/002_*.txt): read
+the raw Parquet with pyarrow, turn rows into Python dicts, loop and compute in Python.
+
+It is the "what a user would otherwise write" side of ``make bench`` and the independent
+side of its honesty check: every rule below is written from the issue text (issues 3, 4, 5),
+not from the dbt models, and ``benchmarks.run`` compares its outputs with the marts.
+
+Computed (one Parquet file per output under ``--out``):
+
+* ``uf_completions``  UltraFeedback, one row per raw row x completion: the four aspect
+  ratings ("1".."5" -> int, anything else -> None) and their mean (None when all are None).
+* ``uf_prompts``      UltraFeedback, one row per raw row: best-rated and best-overall picks
+  (None ranks lowest, first in list order on ties), the candidates each random alternate
+  may be drawn from (strictly lower score, else any other completion; none with fewer than
+  two completions) and one draw among them.
+* ``code_published``  the RLHFlow script's output on coseal/CodeUltraFeedback, in order,
+  with its stale ``rating`` variable (carried across rows, as in the script) and its string
+  comparison; ``code_quarantine`` the rows on which the script raises (KeyError for a model
+  without annotation, also on a row with no annotations whose stale rating is not "N/A").
+* ``code_corrected``  every unordered pair of two responses with valid, different integer
+  ratings, chosen = the higher.
+* ``rever_trajectories`` one row per judge row: the response score (Hard Rules satisfied +
+  mean Principle score / 101) from the user JSON and the LAST ``<judge>`` block of the last
+  assistant message, None when the verdict is unusable; ``rever_pairs`` one row per id.
+
+Usage::
+
+    python -m benchmarks.reference --raw-dir benchmarks/cache/seed42-scale1.0 --out /tmp/ref
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import random
+import re
+import sys
+import time
+from hashlib import md5
+from pathlib import Path
+from typing import Any, Iterator
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+HUB_IDS = {
+    "ultrafeedback": "argilla/ultrafeedback-binarized-curation",
+    "code_ultrafeedback": "coseal/CodeUltraFeedback",
+    "rever_judge": "OpenRubrics/ReVeR-Traces-Judge",
+    "rever_rubric": "OpenRubrics/ReVeR-Traces-Rubric",
+}
+ASPECTS = ("helpfulness", "honesty", "instruction_following", "truthfulness")
+VALID_RATINGS = {"1": 1, "2": 2, "3": 3, "4": 4, "5": 5}
+JUDGE_BLOCK = re.compile(r"<judge>(.*?)</judge>", re.S)
+BATCH_ROWS = 1000
+
+
+# ----------------------------------------------------------------------------- reading
+
+def iter_rows(raw_dir: Path, key: str, columns: list[str] | None) -> Iterator[tuple[str, int, dict]]:
+    """(file basename, 0-based row in file, row as a dict) for every raw row, files in name order.
+    ``columns=None`` decodes whole rows, as ``for example in load_dataset(...)`` does."""
+    files = sorted((Path(raw_dir) / HUB_IDS[key] / "data").glob("*.parquet"))
+    if not files:
+        raise FileNotFoundError(f"no Parquet file for {key} under {raw_dir}")
+    for path in files:
+        row_number = 0
+        for batch in pq.ParquetFile(path).iter_batches(batch_size=BATCH_ROWS, columns=columns):
+            for row in batch.to_pylist():
+                yield path.name, row_number, row
+                row_number += 1
+
+
+def prompt_key(dataset: str, source_file: str, source_row: int) -> str:
+    """The warehouse's documented raw-row key: md5 of '<dataset>:<file name>:<row>'."""
+    return md5(f"{dataset}:{source_file}:{source_row}".encode()).hexdigest()
+
+
+# ----------------------------------------------------------------------------- UltraFeedback
+
+def parse_rating(value: Any) -> int | None:
+    """"1".."5" -> int; "N/A", "0", "10", "", None, text -> None."""
+    return VALID_RATINGS.get(value) if isinstance(value, str) else None
+
+
+def rank_key(value: float | None) -> tuple[bool, float]:
+    """Sort key where None is below every number."""
+    return (value is not None, value if value is not None else 0.0)
+
+
+def best_index(values: list[float | None]) -> int | None:
+    """Position of the highest value, None lowest, the first position on ties."""
+    best = None
+    for i, v in enumerate(values):
+        if best is None or rank_key(v) > rank_key(values[best]):
+            best = i
+    return best
+
+
+def alternate_candidates(values: list[float | None], best: int | None) -> list[int]:
+    """The completions an alternate of ``best`` may be drawn from: the others with a strictly
+    lower value (None lower than any number); if there is none, every other completion."""
+    if best is None or len(values) < 2:
+        return []
+    others = [i for i in range(len(values)) if i != best]
+    lower = [i for i in others if rank_key(values[i]) < rank_key(values[best])]
+    return lower or others
+
+
+def ultrafeedback(raw_dir: Path, seed: int, whole_rows: bool = False) -> tuple[list[dict], list[dict]]:
+    rng = random.Random(seed)
+    completions_out: list[dict] = []
+    prompts_out: list[dict] = []
+    columns = None if whole_rows else ["source", "instruction", "completions"]
+    for source_file, source_row, row in iter_rows(raw_dir, "ultrafeedback", columns):
+        completions = row["completions"]
+        averages: list[float | None] = []
+        overall: list[float | None] = []
+        models: list[str | None] = []
+        for index, completion in enumerate(completions or []):
+            annotations = completion["annotations"] or {}
+            ratings = [parse_rating((annotations.get(a) or {}).get("Rating")) for a in ASPECTS]
+            valid = [r for r in ratings if r is not None]
+            average = sum(valid) / len(valid) if valid else None
+            averages.append(average)
+            overall.append(completion["overall_score"])
+            models.append(completion["model"])
+            completions_out.append({
+                "source_file": source_file, "source_row": source_row, "completion_index": index,
+                "model": completion["model"],
+                **{f"{a}_rating": r for a, r in zip(ASPECTS, ratings)},
+                "average_rating": average,
+            })
+        best_rated = best_index(averages)
+        best_overall = best_index(overall)
+        rated_pool = alternate_candidates(averages, best_rated)
+        overall_pool = alternate_candidates(overall, best_overall)
+        prompts_out.append({
+            "source_file": source_file, "source_row": source_row,
+            "n_completions": None if completions is None else len(completions),
+            "best_rated_index": best_rated,
+            "best_rated_model": None if best_rated is None else models[best_rated],
+            "score_best_rated": None if best_rated is None else averages[best_rated],
+            "best_overall_index": best_overall,
+            "best_overall_model": None if best_overall is None else models[best_overall],
+            "score_best_overall": None if best_overall is None else overall[best_overall],
+            "random_for_best_rated_candidates": rated_pool,
+            "random_for_best_overall_candidates": overall_pool,
+            "random_for_best_rated_index": rng.choice(rated_pool) if rated_pool else None,
+            "random_for_best_overall_index": rng.choice(overall_pool) if overall_pool else None,
+        })
+    return completions_out, prompts_out
+
+
+# ----------------------------------------------------------------------------- CodeUltraFeedback
+
+UNSET = object()  # `rating` before the script's first annotation loop has assigned it
+
+
+def published_script_row(example: dict, prompt_id: str, rating: Any = UNSET) -> tuple[list[dict], Any, str | None]:
+    """The RLHFlow script's loop body for one coseal row (../shared/seeds/002_*.txt), line for
+    line. ``rating`` is the script's variable as the previous rows left it (the stale-variable
+    bug spans rows: a row with no annotations tests the previous row's last rating).
+    Returns (the pairs it appends, ``rating`` after the row, the exception it raises or None);
+    a row that raises appends nothing: the issue sends it to quarantine instead of crashing."""
+    data = []
+    try:
+        prompt = example["instruction"]
+        responses = {}
+        for row in example["responses"]:
+            model_name, response = row["model"], row["response"]
+            responses[model_name] = response
+        annotations = {}
+        for row in example["annotations"]:
+            model_name, rating = row["model"], row["rating"]
+            annotations[model_name] = rating
+        preference = "code-" + example["preference"]
+        all_models = []
+
+        for model_name in responses.keys():
+            if rating is UNSET:
+                raise NameError("name 'rating' is not defined")
+            if rating == "N/A":  # the stale variable: the LAST annotation's rating
+                continue
+            all_models.append(model_name)
+
+        all_combinations = list(itertools.combinations(all_models, 2))
+        assert len(all_combinations) == len(all_models) * (len(all_models) - 1) / 2
+
+        for combination in all_combinations:
+            response1 = responses[combination[0]]
+            rating1 = annotations[combination[0]]
+            response2 = responses[combination[1]]
+            rating2 = annotations[combination[1]]
+
+            if rating1 == rating2:
+                continue
+
+            if rating1 > rating2:  # string comparison: "N/A" > "5", "10" < "2"
+                chosen_model, chosen_response, chosen_rating = combination[0], response1, rating1
+                rejected_model, rejected_response, rejected_rating = combination[1], response2, rating2
+            elif rating1 < rating2:
+                chosen_model, chosen_response, chosen_rating = combination[1], response2, rating2
+                rejected_model, rejected_response, rejected_rating = combination[0], response1, rating1
+
+            data.append({
+                "prompt_id": prompt_id, "preference": preference,
+                "chosen_model": chosen_model, "rejected_model": rejected_model,
+                "chosen": [{"content": prompt, "role": "user"}, {"content": chosen_response, "role": "assistant"}],
+                "rejected": [{"content": prompt, "role": "user"}, {"content": rejected_response, "role": "assistant"}],
+                "chosen_score": chosen_rating, "rejected_score": rejected_rating,
+            })
+    except (KeyError, TypeError, NameError) as error:
+        return [], rating, type(error).__name__
+    return data, rating, None
+
+
+def code_ultrafeedback(raw_dir: Path, whole_rows: bool = False) -> tuple[list[dict], list[dict], list[dict], int]:
+    """(published-logic pairs in script order, quarantined rows, corrected pairs, n responses)."""
+    published: list[dict] = []
+    quarantine: list[dict] = []
+    corrected: list[dict] = []
+    n_responses = 0
+    rating = UNSET  # the script's `rating`, carried from row to row
+    columns = ["instruction", "preference", "responses", "annotations"]
+    for source_file, source_row, example in iter_rows(raw_dir, "code_ultrafeedback", None if whole_rows else columns):
+        prompt_id = prompt_key("code_ultrafeedback", source_file, source_row)
+        n_responses += len(example["responses"] or [])
+
+        # --- the published script, line for line (../shared/seeds/002_*.txt)
+        row_pairs, rating, error = published_script_row(example, prompt_id, rating)
+        if error is not None:
+            quarantine.append({"prompt_id": prompt_id, "reason": error})
+        for pair in row_pairs:
+            pair["pair_order"] = len(published)
+            published.append(pair)
+
+        # --- the corrected rule: valid integer ratings, different, chosen = higher
+        preference = "code-" + example["preference"]
+        last_rating = {a["model"]: a["rating"] for a in example["annotations"] or [] if a is not None}
+        rated = []
+        for index, row in enumerate(example["responses"] or []):
+            if row is None:
+                continue
+            rating_raw = last_rating.get(row["model"])  # a model's last annotation, as in the script
+            rated.append((index, row["model"], VALID_RATINGS.get(rating_raw)))
+        for (i, model_i, rating_i), (j, model_j, rating_j) in itertools.combinations(rated, 2):
+            if rating_i is None or rating_j is None or rating_i == rating_j:
+                continue
+            hi, lo = ((i, model_i, rating_i), (j, model_j, rating_j)) if rating_i > rating_j \
+                else ((j, model_j, rating_j), (i, model_i, rating_i))
+            corrected.append({
+                "prompt_id": prompt_id, "preference": preference,
+                "chosen_response_index": hi[0], "rejected_response_index": lo[0],
+                "chosen_model": hi[1], "rejected_model": lo[1],
+                "chosen_rating": hi[2], "rejected_rating": lo[2], "margin": hi[2] - lo[2],
+            })
+    return published, quarantine, corrected, n_responses
+
+
+# ----------------------------------------------------------------------------- ReVeR
+
+def criterion_kind(criterion: Any) -> str:
+    text = criterion.rstrip() if isinstance(criterion, str) else ""
+    if text.endswith("[Hard Rule]"):
+        return "hard_rule"
+    if text.endswith("[Principle]"):
+        return "principle"
+    return "unknown"
+
+
+def verdict_scores(verdict: Any) -> dict[str, Any] | None:
+    """rubric_id -> score from a verdict object: a list of {rubric_id, score, ...} under a
+    single key, or a map keyed by rubric_id. None for any other shape or a repeated id."""
+    if not isinstance(verdict, dict):
+        return None
+    if len(verdict) == 1 and isinstance(next(iter(verdict.values())), list):
+        scores: dict[str, Any] = {}
+        for entry in next(iter(verdict.values())):
+            if not isinstance(entry, dict) or "rubric_id" not in entry or "score" not in entry:
+                return None
+            rubric_id = str(entry["rubric_id"])
+            if rubric_id in scores:
+                return None
+            scores[rubric_id] = entry["score"]
+        return scores
+    scores = {}
+    for rubric_id, entry in verdict.items():
+        if not isinstance(entry, dict) or "score" not in entry:
+            return None
+        scores[str(rubric_id)] = entry["score"]
+    return scores
+
+
+def response_score(messages: list[dict] | None) -> tuple[float | None, int | None, float | None]:
+    """(score, Hard Rules satisfied, Principle mean) of one judge trajectory; (None, None, None)
+    when the task or the verdict cannot be read or does not score every item validly."""
+    unusable = (None, None, None)
+    messages = messages or []
+    user = next((m["content"] for m in messages if m and m["role"] == "user"), None)
+    assistant = [m["content"] for m in messages if m and m["role"] == "assistant"]
+    try:
+        task = json.loads(user)
+        items = [(str(r["rubric_id"]), criterion_kind(r["criterion"])) for r in task["rubrics"]]
+    except (TypeError, ValueError, KeyError):
+        return unusable
+    if not items or not assistant or assistant[-1] is None:
+        return unusable
+    blocks = JUDGE_BLOCK.findall(assistant[-1])
+    if not blocks:
+        return unusable
+    try:
+        scores = verdict_scores(json.loads(blocks[-1]))
+    except ValueError:
+        return unusable
+    if scores is None or set(scores) != {rubric_id for rubric_id, _ in items} or len(set(scores)) != len(items):
+        return unusable
+    hard, principles = 0, []
+    for rubric_id, kind in items:
+        score = scores[rubric_id]
+        if isinstance(score, bool) or not isinstance(score, (int, float)) or score != int(score):
+            return unusable
+        if kind == "hard_rule" and score in (0, 1):
+            hard += int(score)
+        elif kind == "principle" and 0 <= score <= 100:
+            principles.append(score)
+        else:  # unknown kind or score out of range
+            return unusable
+    principle_mean = sum(principles) / len(principles) if principles else None
+    return hard + (principle_mean or 0) / 101, hard, principle_mean
+
+
+def rever(raw_dir: Path, whole_rows: bool = False) -> tuple[list[dict], list[dict]]:
+    trajectories: list[dict] = []
+    first_of: dict[tuple[str, str], dict] = {}
+    ids: dict[str, None] = {}
+    columns = None if whole_rows else ["id", "candidate", "messages"]
+    for source_file, source_row, row in iter_rows(raw_dir, "rever_judge", columns):
+        score, hard, principle_mean = response_score(row["messages"])
+        trajectory = {"source_file": source_file, "source_row": source_row, "id": row["id"],
+                      "candidate": row["candidate"], "response_score": score,
+                      "hard_rules_satisfied": hard, "principle_mean": principle_mean}
+        trajectories.append(trajectory)
+        if row["id"] is not None:
+            ids.setdefault(row["id"])
+            first_of.setdefault((row["id"], row["candidate"]), trajectory)  # files/rows in order
+    for _, _, row in iter_rows(raw_dir, "rever_rubric", None if whole_rows else ["id"]):
+        if row["id"] is not None:
+            ids.setdefault(row["id"])
+    pairs = []
+    for pair_id in ids:
+        chosen = first_of.get((pair_id, "chosen"), {}).get("response_score")
+        rejected = first_of.get((pair_id, "rejected"), {}).get("response_score")
+        pairs.append({"id": pair_id, "chosen_score": chosen, "rejected_score": rejected,
+                      "kept": None if chosen is None or rejected is None else chosen > rejected})
+    return trajectories, pairs
+
+
+# ----------------------------------------------------------------------------- main
+
+def run(raw_dir: Path, out_dir: Path, seed: int = 42, whole_rows: bool = False) -> dict:
+    """Compute everything and write one Parquet file per output; returns timings and counts."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    timings: dict[str, float] = {}
+    outputs: dict[str, list[dict]] = {}
+
+    t = time.perf_counter()
+    outputs["uf_completions"], outputs["uf_prompts"] = ultrafeedback(raw_dir, seed, whole_rows)
+    timings["ultrafeedback"] = time.perf_counter() - t
+
+    t = time.perf_counter()
+    outputs["code_published"], outputs["code_quarantine"], outputs["code_corrected"], n_responses = \
+        code_ultrafeedback(raw_dir, whole_rows)
+    timings["code_ultrafeedback"] = time.perf_counter() - t
+
+    t = time.perf_counter()
+    outputs["rever_trajectories"], outputs["rever_pairs"] = rever(raw_dir, whole_rows)
+    timings["rever"] = time.perf_counter() - t
+
+    t = time.perf_counter()
+    for name, rows in outputs.items():
+        if name == "code_published":  # the message lists are the script's output; keep the keys only
+            rows = [{k: v for k, v in r.items() if k not in ("chosen", "rejected")} for r in rows]
+        pq.write_table(pa.Table.from_pylist(rows), out_dir / f"{name}.parquet")
+    timings["write"] = time.perf_counter() - t
+    counts = {name: len(rows) for name, rows in outputs.items()}
+    counts["code_responses"] = n_responses
+    return {"seconds": {k: round(v, 3) for k, v in timings.items()}, "rows": counts}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.reference", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--raw-dir", required=True, type=Path, help="RAW_DATA_DIR in the Hub layout")
+    ap.add_argument("--out", required=True, type=Path, help="folder for the output Parquet files")
+    ap.add_argument("--seed", type=int, default=42, help="seed of the alternate draws")
+    ap.add_argument("--whole-rows", action="store_true",
+                    help="decode every column of each row (as iterating a datasets.Dataset does), "
+                         "not only the columns used")
+    a = ap.parse_args(argv)
+    print(json.dumps(run(a.raw_dir, a.out, a.seed, a.whole_rows)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
