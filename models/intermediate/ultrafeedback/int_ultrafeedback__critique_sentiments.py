@@ -1,27 +1,24 @@
 """VADER compound sentiment of each UltraFeedback completion's critique.
 
 One row per raw row x completion: (prompt_id, completion_index, critique_sentiment).
-Self-contained on purpose (the Spark target replaces this one model): it reads the keys and
+Kept small on purpose (the Spark target replaces this one model): it reads the keys and
 the critique text, scores each DISTINCT critique once with vaderSentiment's
 SentimentIntensityAnalyzer (lexicon shipped with the package), and maps the scores back to
 the rows with Arrow's dictionary encoding (no join on long texts, no per-row Python loop
-beyond VADER's own per-text call). A NULL or blank critique has no sentiment (NULL), rather
-than VADER's 0.0 for empty text.
+beyond VADER's own per-text call, which runs in one worker process per DuckDB thread). A NULL
+or blank critique has no sentiment (NULL), rather than VADER's 0.0 for empty text.
 """
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
+
+# Scores on every core (a pool of worker processes); see preftools/sentiment.py.
+from preftools.sentiment import compound_scores as vader_compound_scores
 
 
 def compound_scores(texts: pa.Array) -> pa.Array:
     """VADER compound score in [-1, 1] of each text; NULL for NULL or blank text."""
-    analyzer = SentimentIntensityAnalyzer()
-    scores = [
-        analyzer.polarity_scores(text)["compound"] if text is not None and text.strip() else None
-        for text in texts.to_pylist()
-    ]
-    return pa.array(scores, type=pa.float64())
+    return pa.array(vader_compound_scores(texts.to_pylist()), type=pa.float64())
 
 
 def model(dbt, session):
