@@ -445,7 +445,7 @@ def handmade(tmp_path_factory) -> Warehouse:
                    STANDARD.data_dir(raw) / "train-00000-of-00001.parquet")
     work = tmp_path_factory.mktemp("cuf_build")
     db = work / "warehouse.duckdb"
-    run_dbt(["build", "-s", "+path:models/marts/code_ultrafeedback"],
+    run_dbt(["build", "-s", "+path:models/marts/code_ultrafeedback", "--indirect-selection", "cautious"],
             raw, db, work)
     return Warehouse(db, raw, work)
 
