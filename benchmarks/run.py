@@ -445,7 +445,7 @@ def run_bench(seed: int = 42, scale: float = 1.0, cache_dir: Path = REPO / "benc
               raw_dir: Path | None = None, verbose: bool = True) -> dict:
     """Run every step and return the report (also written as JSON under ``results_dir``)."""
     threads = threads or os.environ.get("DUCKDB_THREADS", "2")
-    memory_limit = memory_limit or os.environ.get("DUCKDB_MEMORY_LIMIT", "4GB")
+    memory_limit = memory_limit or os.environ.get("DUCKDB_MEMORY_LIMIT", "2GB")
     raw = Path(raw_dir) if raw_dir else ensure_raw(Path(cache_dir), seed, scale)
     work = Path(work_dir) if work_dir else Path(cache_dir) / f"work-seed{seed}-scale{scale}"
     work.mkdir(parents=True, exist_ok=True)
@@ -503,7 +503,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="generated data and work files (gitignored)")
     ap.add_argument("--results-dir", type=Path, default=REPO / "benchmarks" / "results")
     ap.add_argument("--threads", default=None, help="DuckDB threads (default: $DUCKDB_THREADS or 2)")
-    ap.add_argument("--memory-limit", default=None, help="DuckDB memory_limit (default: $DUCKDB_MEMORY_LIMIT or 4GB)")
+    ap.add_argument("--memory-limit", default=None, help="DuckDB memory_limit (default: $DUCKDB_MEMORY_LIMIT or 2GB, as profiles.yml)")
     ap.add_argument("--low-memory-limit", default="2GB", help="memory_limit of the second build")
     ap.add_argument("--skip-low-memory-build", action="store_true")
     ap.add_argument("--reference", choices=["both", "whole_rows", "projected"], default="both",
