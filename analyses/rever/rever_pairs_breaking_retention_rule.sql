@@ -1,7 +1,7 @@
 -- Audit: pairs that break the upstream retention rule (the chosen response must score
 -- strictly higher), and pairs that cannot be checked because a side has no score.
 -- dbt show -s rever_pairs_breaking_retention_rule --limit 50
-{{ config(enabled='rever' in var('datasets', ['ultrafeedback', 'code_ultrafeedback', 'rever'])) }}
+{{ config(enabled=dataset_enabled('rever')) }}
 with
 
 pairs as (

@@ -2,7 +2,7 @@
 -- the task given to the judge (the user message of ReVeR-Traces-Judge), item by item.
 -- An item present on one side only shows with NULL on the other.
 -- dbt show -s rever_rubric_wording_differences --limit 50
-{{ config(enabled='rever' in var('datasets', ['ultrafeedback', 'code_ultrafeedback', 'rever'])) }}
+{{ config(enabled=dataset_enabled('rever')) }}
 with
 
 trajectories as (

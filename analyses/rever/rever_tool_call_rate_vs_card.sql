@@ -1,6 +1,6 @@
 -- Audit: the tool-call rate over all trajectories against the card's 58.9 %.
 -- dbt show -s rever_tool_call_rate_vs_card
-{{ config(enabled='rever' in var('datasets', ['ultrafeedback', 'code_ultrafeedback', 'rever'])) }}
+{{ config(enabled=dataset_enabled('rever')) }}
 select
     sum(n_trajectories_with_tool) as n_trajectories_with_tool,
     sum(n_trajectories) as n_trajectories,

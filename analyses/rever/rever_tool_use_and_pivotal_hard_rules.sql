@@ -4,7 +4,7 @@
 -- first, then Principle means). Pivotal verdicts are counted by whether the trajectory
 -- that gave them called the tool. Only pairs whose two verdicts are ok are considered.
 -- dbt show -s rever_tool_use_and_pivotal_hard_rules
-{{ config(enabled='rever' in var('datasets', ['ultrafeedback', 'code_ultrafeedback', 'rever'])) }}
+{{ config(enabled=dataset_enabled('rever')) }}
 with
 
 pairs as (
