@@ -84,7 +84,9 @@ MART_SCHEMA = "main"
 BUILD_INFO_TABLE = ("meta", "warehouse_build_info")
 
 # Marts written as one Hugging Face split per value of a column (split names must be \w+).
-SPLIT_BY: dict[str, str] = {"preference_pairs": "dataset"}
+# preference_pairs.split is the dataset for training pairs and `<dataset>_flagged` for pairs an
+# integrity check flags (kept out of training unless the dbt var train_on_flagged_pairs is true).
+SPLIT_BY: dict[str, str] = {"preference_pairs": "split"}
 DEFAULT_SPLIT = "train"
 SPLIT_NAME = re.compile(r"\w+(\.\w+)*", re.ASCII)
 MART_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")

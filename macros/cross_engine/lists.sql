@@ -82,3 +82,35 @@
     inline(transform({{ list_expr }}, (explode_value, explode_index) -> named_struct(
         '{{ value_name }}', explode_value, '{{ index_name }}', cast(explode_index as bigint))))
 {%- endmacro %}
+
+{#- The names whose condition holds, in the order given, as a list of strings ([] when none):
+    flag_list([('a > 1', 'too_big'), ('b is null', 'missing_b')]). A NULL condition counts as false. -#}
+{% macro flag_list(conditions) -%}
+    {%- set items = [] -%}
+    {%- for condition, name in conditions -%}
+        {%- do items.append("case when " ~ condition ~ " then '" ~ name ~ "' end") -%}
+    {%- endfor -%}
+    {{ preference_warehouse.list_filter(preference_warehouse.make_list(items), 'flag', 'flag is not null') }}
+{%- endmacro %}
+
+{#- Aggregate: the distinct non-NULL values of a string expression, sorted, as a list. -#}
+{% macro sorted_distinct_list_agg(expr) -%}
+    {{ return(adapter.dispatch('sorted_distinct_list_agg', 'preference_warehouse')(expr)) }}
+{%- endmacro %}
+{% macro default__sorted_distinct_list_agg(expr) -%}
+    list(distinct {{ expr }} order by {{ expr }}) filter (where {{ expr }} is not null)
+{%- endmacro %}
+{% macro spark__sorted_distinct_list_agg(expr) -%}
+    array_sort(collect_set({{ expr }}))
+{%- endmacro %}
+
+{#- Concatenation of two lists of strings without repeats, sorted. -#}
+{% macro sorted_union_lists(a, b) -%}
+    {{ return(adapter.dispatch('sorted_union_lists', 'preference_warehouse')(a, b)) }}
+{%- endmacro %}
+{% macro default__sorted_union_lists(a, b) -%}
+    list_sort(list_distinct(list_concat(coalesce({{ a }}, []), coalesce({{ b }}, []))))
+{%- endmacro %}
+{% macro spark__sorted_union_lists(a, b) -%}
+    array_sort(array_distinct(concat(coalesce({{ a }}, array()), coalesce({{ b }}, array()))))
+{%- endmacro %}

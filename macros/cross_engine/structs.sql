@@ -20,3 +20,21 @@
     {%- endfor -%}
     {{ preference_warehouse.make_list([preference_warehouse.make_struct(user), preference_warehouse.make_struct(assistant)]) }}
 {%- endmacro %}
+
+{#- A TRL conversational message list: `turns` is a list of (role, SQL expression) pairs, each
+    becoming a {role, content} struct in that field order, e.g. the canonical training shape
+    prompt = chat_messages([('user', 'instruction')]), chosen = chat_messages([('assistant', 'response')]). -#}
+{% macro chat_messages(turns) -%}
+    {%- set items = [] -%}
+    {%- for role, content_expr in turns -%}
+        {%- do items.append(preference_warehouse.make_struct({'role': "'" ~ role ~ "'", 'content': content_expr})) -%}
+    {%- endfor -%}
+    {{ preference_warehouse.make_list(items) }}
+{%- endmacro %}
+
+{#- An empty list of strings, typed (integrity_flags of a clean pair). -#}
+{% macro empty_string_list() -%}
+    {{ return(adapter.dispatch('empty_string_list', 'preference_warehouse')()) }}
+{%- endmacro %}
+{% macro default__empty_string_list() -%} cast([] as varchar[]) {%- endmacro %}
+{% macro spark__empty_string_list() -%} cast(array() as array<string>) {%- endmacro %}
