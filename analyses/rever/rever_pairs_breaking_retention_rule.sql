@@ -31,7 +31,7 @@ not_kept_or_unscored as (
         rejected.principle_mean as rejected_principle_mean,
         pairs.chosen_score,
         pairs.rejected_score,
-        pairs.margin,
+        pairs.score_margin,
         pairs.n_trajectories,
         pairs.rubric_found
 
@@ -46,4 +46,4 @@ not_kept_or_unscored as (
 
 select *
 from not_kept_or_unscored
-order by kept nulls last, margin, id
+order by kept nulls last, score_margin, id

@@ -1,17 +1,35 @@
 -- Where every raw row went: per raw dataset, the raw row count, the rows that reach the
--- marts and the rows rejected, by reason. The test row_accounting_balances fails the build
--- when, for any dataset, rows in marts + rows rejected != raw rows.
+-- training pairs, the rows whose pairs are all flagged by an integrity check (kept out of the
+-- training split, by flag) and the rows rejected, by reason. The test row_accounting_balances
+-- fails the build when, for any dataset, the three don't add up to the raw rows.
 {%- set parts = [] %}
 
 with
+
+-- per raw prompt with pairs: does any of its pairs reach a training split; else its first flag
+pair_outcomes as (
+
+    select
+        dataset,
+        prompt_id,
+        case when max(case when split = dataset then 1 else 0 end) = 1 then 'in_marts' else 'flagged' end as outcome,
+        case
+            when max(case when split = dataset then 1 else 0 end) = 1 then 'preference_pairs'
+            else min({{ list_at('integrity_flags', 0) }})
+        end as destination
+    from {{ ref('preference_pairs') }}
+    group by dataset, prompt_id
+
+),
 
 {% if dataset_enabled('ultrafeedback') -%}
 {%- do parts.append('ultrafeedback') %}
 ultrafeedback as (
 
-    select 'ultrafeedback' as dataset_key, 'in_marts' as outcome, 'preference_pairs' as destination, count(distinct prompt_id) as n_rows
-    from {{ ref('preference_pairs') }}
+    select 'ultrafeedback' as dataset_key, outcome, destination, count(*) as n_rows
+    from pair_outcomes
     where dataset = 'ultrafeedback'
+    group by outcome, destination
     union all
     select 'ultrafeedback' as dataset_key, 'rejected' as outcome, reason as destination, count(*) as n_rows
     from {{ ref('rejects_ultrafeedback') }}
@@ -27,9 +45,10 @@ ultrafeedback as (
 {%- do parts.append('code_ultrafeedback') %}
 code_ultrafeedback as (
 
-    select 'code_ultrafeedback' as dataset_key, 'in_marts' as outcome, 'preference_pairs' as destination, count(distinct prompt_id) as n_rows
-    from {{ ref('preference_pairs') }}
+    select 'code_ultrafeedback' as dataset_key, outcome, destination, count(*) as n_rows
+    from pair_outcomes
     where dataset = 'code_ultrafeedback'
+    group by outcome, destination
     union all
     select 'code_ultrafeedback' as dataset_key, 'rejected' as outcome, reason as destination, count(*) as n_rows
     from {{ ref('rejects_code_ultrafeedback') }}
@@ -69,11 +88,13 @@ code_ultrafeedback as (
 {%- do parts.append('rever') %}
 rever as (
 
-    select 'rever_judge' as dataset_key, 'in_marts' as outcome, 'preference_pairs' as destination, count(*) as n_rows
-    from {{ ref('rever_trajectories') }}
-    where
-        is_pair_member
-        and id in (select pairs.prompt_id from {{ ref('preference_pairs') }} as pairs where pairs.dataset = 'rever')
+    select 'rever_judge' as dataset_key, pair_outcomes.outcome, pair_outcomes.destination, count(*) as n_rows
+    from {{ ref('rever_trajectories') }} as trajectories
+    inner join pair_outcomes
+        on trajectories.id = pair_outcomes.prompt_id
+        and pair_outcomes.dataset = 'rever'
+    where trajectories.is_pair_member
+    group by pair_outcomes.outcome, pair_outcomes.destination
     union all
     select 'rever_judge' as dataset_key, 'rejected' as outcome, reason as destination, count(*) as n_rows
     from {{ ref('rejects_rever_judge') }}

@@ -85,7 +85,7 @@ with_context as (
 
     select
         compared.*,
-        'code-' || prompts.preference as preference,
+        prompts.preference,
         prompts.script_outcome,
         response_pairs.is_script_combination,
         -- both scores are digit strings whose numeric order is the reverse of their string

@@ -1,12 +1,11 @@
--- The size of the published script's bugs: one row per preference (as the script spells it,
--- 'code-' + preference) and one total row, with the headline numbers and the number of pair
--- differences per reason (see audit_code_ultrafeedback_corrections).
+-- The size of the published script's bugs: one row per preference (the raw aspect) and one
+-- total row, with the headline numbers and the number of pair differences per reason (see audit_code_ultrafeedback_corrections).
 with
 
 prompts as (
 
     select
-        'code-' || preference as preference,
+        preference,
         script_outcome
     from {{ ref('code_ultrafeedback_prompts') }}
 
@@ -33,7 +32,7 @@ prompt_preferences as (
 
     select
         prompt_id,
-        'code-' || preference as preference
+        preference
     from {{ ref('code_ultrafeedback_prompts') }}
 
 ),

@@ -1,5 +1,7 @@
 -- The corrected pairs: for each raw coseal row, every unordered pair of two responses that
--- both have a valid integer rating (1..5) and different ratings; chosen is the higher.
+-- both have a valid integer rating (1..5) and different ratings; chosen is the higher. In the
+-- training format (prompt = [user], chosen/rejected = [assistant]) with a margin and the
+-- integrity flags of the pair.
 with
 
 pairs as (
@@ -20,6 +22,28 @@ prompts as (
         instruction,
         responses as response_list
     from {{ ref('stg_code_ultrafeedback__prompts') }}
+
+),
+
+quarantine as (
+
+    select
+        prompt_id,
+        reason as quarantine_reason
+    from {{ ref('code_ultrafeedback_published_logic_quarantine') }}
+
+),
+
+-- models that answer more than once in a row: which rating is whose is ambiguous
+duplicate_models as (
+
+    select
+        prompt_id,
+        model
+    from {{ ref('int_code_ultrafeedback__responses_rated') }}
+    where model is not null
+    group by prompt_id, model
+    having count(*) > 1
 
 ),
 
@@ -46,26 +70,43 @@ messages as (
         oriented.prompt_id,
 
         ---------- pair
-        'code-' || prompts.preference as preference,
+        prompts.preference,
         oriented.chosen_model,
         oriented.rejected_model,
         oriented.chosen_response_index,
         oriented.rejected_response_index,
         oriented.chosen_rating,
         oriented.rejected_rating,
-        oriented.chosen_rating - oriented.rejected_rating as margin,
+        oriented.chosen_rating - oriented.rejected_rating as score_margin,
+        (oriented.chosen_rating - oriented.rejected_rating) / 4.0 as margin,
 
-        ---------- published shape: [{content, role}] user prompt then assistant response
-        {{ chat_pair('prompts.instruction',
-                     list_at('prompts.response_list', 'oriented.chosen_response_index') ~ '.response',
-                     field_order=('content', 'role')) }} as chosen,
-        {{ chat_pair('prompts.instruction',
-                     list_at('prompts.response_list', 'oriented.rejected_response_index') ~ '.response',
-                     field_order=('content', 'role')) }} as rejected
+        ---------- training format: [user] prompt, [assistant] chosen / rejected
+        {{ chat_messages([('user', 'prompts.instruction')]) }} as prompt,
+        {{ chat_messages([('assistant',
+            list_at('prompts.response_list', 'oriented.chosen_response_index') ~ '.response')]) }} as chosen,
+        {{ chat_messages([('assistant',
+            list_at('prompts.response_list', 'oriented.rejected_response_index') ~ '.response')]) }} as rejected,
+
+        ---------- integrity of the pair
+        {{ list_concat(
+            flag_list([
+                ('chosen_duplicate.model is not null or rejected_duplicate.model is not null', 'duplicate_model'),
+            ]),
+            "case when quarantine.prompt_id is not null then "
+                ~ make_list(["'quarantined_' || quarantine.quarantine_reason"]) ~ " end"
+        ) }} as integrity_flags
 
     from oriented
     inner join prompts
         on oriented.prompt_id = prompts.prompt_id
+    left join quarantine
+        on oriented.prompt_id = quarantine.prompt_id
+    left join duplicate_models as chosen_duplicate
+        on oriented.prompt_id = chosen_duplicate.prompt_id
+        and oriented.chosen_model = chosen_duplicate.model
+    left join duplicate_models as rejected_duplicate
+        on oriented.prompt_id = rejected_duplicate.prompt_id
+        and oriented.rejected_model = rejected_duplicate.model
 
 )
 

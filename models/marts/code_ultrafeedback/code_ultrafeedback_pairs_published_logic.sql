@@ -65,7 +65,7 @@ messages as (
         row_number() over (order by oriented.prompt_order, oriented.combination_index) - 1 as pair_order,
 
         ---------- pair
-        'code-' || prompts.preference as preference,
+        prompts.preference,
         oriented.chosen_model,
         oriented.rejected_model,
         oriented.chosen_response_index,

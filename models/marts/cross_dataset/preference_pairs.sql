@@ -1,7 +1,11 @@
--- One row per preference pair, the same columns for every dataset, ready for TRL's DPO and
--- reward trainers: chosen/rejected are [{role, content}] lists (user prompt, then the
--- assistant response). Only the dataset groups enabled by the `datasets` var are included.
+-- One row per preference pair, the same columns for every dataset, in TRL's explicit-prompt
+-- conversational form (prompt = [user turn], chosen / rejected = [assistant turn]), with a
+-- margin comparable across datasets and the integrity checks that flag the pair. `split` is what
+-- the export writes: the dataset name for training pairs, `<dataset>_flagged` for flagged pairs
+-- (kept out of training unless the var train_on_flagged_pairs is true). Only the dataset groups
+-- enabled by the `datasets` var are included.
 {%- set parts = [] %}
+{%- set train_on_flagged = var('train_on_flagged_pairs', false) | string | lower in ['true', '1', 'yes'] %}
 
 with
 
@@ -21,14 +25,17 @@ ultrafeedback_pairs as (
         {{ stable_hash(["'ultrafeedback'", 'prompt_id']) }} as pair_id,
         source,
         prompt_id,
-        instruction as prompt,
-        best_rated_response as chosen_response,
-        random_response_for_best_rated as rejected_response,
+        prompt,
+        chosen,
+        rejected,
         best_rated_model as chosen_model,
         random_response_for_best_rated_model as rejected_model,
         score_best_rated as chosen_score,
         score_random_response_for_best_rated as rejected_score,
-        'average_rating_1_5' as score_kind
+        'average_rating_1_5' as score_kind,
+        score_margin,
+        margin,
+        integrity_flags
     from ultrafeedback_curated
     where score_best_rated > score_random_response_for_best_rated
 
@@ -43,35 +50,26 @@ code_ultrafeedback_corrected as (
 
 ),
 
-code_ultrafeedback_responses as (
-
-    select * from {{ ref('code_ultrafeedback_responses') }}
-
-),
-
--- the corrected pairs (valid integer ratings, chosen strictly higher), with their texts
+-- the corrected pairs (valid integer ratings, chosen strictly higher)
 code_ultrafeedback_pairs as (
 
     select
         'code_ultrafeedback' as dataset,
-        {{ stable_hash(["'code_ultrafeedback'", 'pairs.pair_id']) }} as pair_id,
-        pairs.preference as source,
-        pairs.prompt_id,
-        chosen_side.instruction as prompt,
-        chosen_side.response as chosen_response,
-        rejected_side.response as rejected_response,
-        pairs.chosen_model,
-        pairs.rejected_model,
-        cast(pairs.chosen_rating as double) as chosen_score,
-        cast(pairs.rejected_rating as double) as rejected_score,
-        'rating_1_5' as score_kind
-    from code_ultrafeedback_corrected as pairs
-    inner join code_ultrafeedback_responses as chosen_side
-        on pairs.prompt_id = chosen_side.prompt_id
-        and pairs.chosen_response_index = chosen_side.response_index
-    inner join code_ultrafeedback_responses as rejected_side
-        on pairs.prompt_id = rejected_side.prompt_id
-        and pairs.rejected_response_index = rejected_side.response_index
+        {{ stable_hash(["'code_ultrafeedback'", 'pair_id']) }} as pair_id,
+        preference as source,
+        prompt_id,
+        prompt,
+        chosen,
+        rejected,
+        chosen_model,
+        rejected_model,
+        cast(chosen_rating as double) as chosen_score,
+        cast(rejected_rating as double) as rejected_score,
+        'rating_1_5' as score_kind,
+        cast(score_margin as double) as score_margin,
+        margin,
+        integrity_flags
+    from code_ultrafeedback_corrected
 
 ),
 
@@ -84,24 +82,41 @@ rever_pairs as (
 
 ),
 
+-- every break rever_integrity records for the pair's id (not_kept cannot concern a kept pair)
+rever_flags as (
+
+    select
+        id,
+        {{ sorted_distinct_list_agg('kind') }} as integrity_flags
+    from {{ ref('rever_integrity') }}
+    where id is not null and kind != 'not_kept'
+    group by id
+
+),
+
 -- pairs the upstream retention rule keeps: the chosen response scores strictly higher
 rever_kept_pairs as (
 
     select
         'rever' as dataset,
-        {{ stable_hash(["'rever'", 'id']) }} as pair_id,
-        source,
-        id as prompt_id,
-        instruction as prompt,
-        chosen_response,
-        rejected_response,
+        {{ stable_hash(["'rever'", 'rever_pairs.id']) }} as pair_id,
+        rever_pairs.source,
+        rever_pairs.id as prompt_id,
+        {{ chat_messages([('user', 'rever_pairs.instruction')]) }} as prompt,
+        {{ chat_messages([('assistant', 'rever_pairs.chosen_response')]) }} as chosen,
+        {{ chat_messages([('assistant', 'rever_pairs.rejected_response')]) }} as rejected,
         cast(null as {{ dbt.type_string() }}) as chosen_model,
         cast(null as {{ dbt.type_string() }}) as rejected_model,
-        chosen_score,
-        rejected_score,
-        'rubric_score' as score_kind
+        rever_pairs.chosen_score,
+        rever_pairs.rejected_score,
+        'rubric_score' as score_kind,
+        rever_pairs.score_margin,
+        rever_pairs.margin,
+        coalesce(rever_flags.integrity_flags, {{ empty_string_list() }}) as integrity_flags
     from rever_pairs
-    where kept
+    left join rever_flags
+        on rever_pairs.id = rever_flags.id
+    where rever_pairs.kept
 
 ),
 
@@ -117,10 +132,13 @@ unioned as (
     select
         cast(null as {{ dbt.type_string() }}) as dataset, cast(null as {{ dbt.type_string() }}) as pair_id,
         cast(null as {{ dbt.type_string() }}) as source, cast(null as {{ dbt.type_string() }}) as prompt_id,
-        cast(null as {{ dbt.type_string() }}) as prompt, cast(null as {{ dbt.type_string() }}) as chosen_response,
-        cast(null as {{ dbt.type_string() }}) as rejected_response, cast(null as {{ dbt.type_string() }}) as chosen_model,
-        cast(null as {{ dbt.type_string() }}) as rejected_model, cast(null as double) as chosen_score,
-        cast(null as double) as rejected_score, cast(null as {{ dbt.type_string() }}) as score_kind
+        {{ chat_messages([('user', 'cast(null as ' ~ dbt.type_string() ~ ')')]) }} as prompt,
+        {{ chat_messages([('assistant', 'cast(null as ' ~ dbt.type_string() ~ ')')]) }} as chosen,
+        {{ chat_messages([('assistant', 'cast(null as ' ~ dbt.type_string() ~ ')')]) }} as rejected,
+        cast(null as {{ dbt.type_string() }}) as chosen_model, cast(null as {{ dbt.type_string() }}) as rejected_model,
+        cast(null as double) as chosen_score, cast(null as double) as rejected_score,
+        cast(null as {{ dbt.type_string() }}) as score_kind, cast(null as double) as score_margin,
+        cast(null as double) as margin, {{ empty_string_list() }} as integrity_flags
     where false
     {% endif %}
 
@@ -129,21 +147,32 @@ unioned as (
 final as (
 
     select
+        ---------- keys
         dataset,
+        dataset
+        {%- if not train_on_flagged %} || case when {{ list_size('integrity_flags') }} > 0 then '_flagged' else '' end{% endif %}
+            as split,
         pair_id,
         source,
         prompt_id,
+
+        ---------- training columns
         prompt,
-        {{ chat_pair('prompt', 'chosen_response') }} as chosen,
-        {{ chat_pair('prompt', 'rejected_response') }} as rejected,
-        chosen_response,
-        rejected_response,
+        chosen,
+        rejected,
+        margin,
+
+        ---------- scores
         chosen_model,
         rejected_model,
         chosen_score,
         rejected_score,
-        chosen_score - rejected_score as score_margin,
-        score_kind
+        score_kind,
+        score_margin,
+
+        ---------- integrity
+        integrity_flags,
+        {{ list_size('integrity_flags') }} > 0 as is_flagged
     from unioned
 
 )

@@ -77,6 +77,11 @@ joined as (
         rejected.principle_mean as rejected_principle_mean,
         chosen.response_score as chosen_score,
         rejected.response_score as rejected_score,
+        -- the highest score the pair's rubric allows: every Hard Rule satisfied, Principle mean 100
+        greatest(
+            chosen.n_hard_rules + case when chosen.n_principles > 0 then 100.0 / 101 else 0 end,
+            rejected.n_hard_rules + case when rejected.n_principles > 0 then 100.0 / 101 else 0 end
+        ) as max_possible_score,
         chosen.used_tool as chosen_used_tool,
         rejected.used_tool as rejected_used_tool,
         primary_rubrics.id is not null as rubric_found,
@@ -148,7 +153,8 @@ final as (
         rejected_verdict_status,
         chosen_score,
         rejected_score,
-        chosen_score - rejected_score as margin,
+        chosen_score - rejected_score as score_margin,
+        (chosen_score - rejected_score) / nullif(max_possible_score, 0) as margin,
         decided_by,
         kept,
 

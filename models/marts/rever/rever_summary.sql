@@ -30,7 +30,7 @@ pair_stats as (
         count(case when decided_by = 'hard_rules' then 1 end) as n_decided_by_hard_rules,
         count(case when decided_by = 'principles' then 1 end) as n_decided_by_principles,
         count(case when decided_by = 'tie' then 1 end) as n_ties,
-        avg(margin) as mean_margin
+        avg(score_margin) as mean_score_margin
 
     from pairs
     group by source
@@ -81,7 +81,7 @@ joined as (
         coalesce(pair_stats.n_decided_by_hard_rules, 0) as n_decided_by_hard_rules,
         coalesce(pair_stats.n_decided_by_principles, 0) as n_decided_by_principles,
         coalesce(pair_stats.n_ties, 0) as n_ties,
-        pair_stats.mean_margin,
+        pair_stats.mean_score_margin,
         coalesce(trajectory_stats.n_trajectories, 0) as n_trajectories,
         coalesce(trajectory_stats.n_trajectories_with_tool, 0) as n_trajectories_with_tool,
         coalesce(trajectory_stats.n_verdicts_ok, 0) as n_verdicts_ok,
@@ -111,7 +111,7 @@ final as (
         n_decided_by_principles,
         n_ties,
         cast(n_decided_by_principles as double) / nullif(n_pairs_scored, 0) as share_decided_by_principles,
-        mean_margin,
+        mean_score_margin,
 
         ---------- trajectories
         n_trajectories,

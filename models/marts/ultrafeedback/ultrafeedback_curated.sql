@@ -1,7 +1,7 @@
 -- One row per raw row, with argilla's column names and the recomputed values: the best-rated
--- and best-overall picks, their random alternates, and a DPO-ready conversational pair
--- (prompt = [user turn], chosen = best rated, rejected = its random alternate; chosen and
--- rejected carry the user turn too, as in argilla's and TRL's preference datasets).
+-- and best-overall picks, their random alternates, and a DPO-ready pair in TRL's explicit-prompt
+-- conversational form (prompt = [user turn], chosen = [best rated], rejected = [its random
+-- alternate], assistant turns only), its margin and the integrity flags of the two completions.
 with
 
 prompts as (
@@ -24,7 +24,8 @@ completions as (
     select
         prompt_id,
         completion_index,
-        response
+        response,
+        has_invalid_rating
     from {{ ref('int_ultrafeedback__completions_parsed') }}
 
 ),
@@ -59,7 +60,13 @@ picked_texts as (
         max(case
             when completions.completion_index = picks.best_overall_index
                 then sentiments.critique_sentiment
-        end) as best_overall_score_response_critique_sentiment
+        end) as best_overall_score_response_critique_sentiment,
+        bool_or(
+            completions.completion_index = picks.best_rated_index and completions.has_invalid_rating
+        ) as best_rated_has_invalid_rating,
+        bool_or(
+            completions.completion_index = picks.random_for_best_rated_index and completions.has_invalid_rating
+        ) as random_for_best_rated_has_invalid_rating
     from picks
     inner join completions
         on picks.prompt_id = completions.prompt_id
@@ -110,16 +117,27 @@ joined as (
         picks.random_for_best_rated_index,
         picks.random_for_best_overall_index,
 
-        ---------- DPO pair (conversational)
-        {{ make_list([make_struct({'role': "'user'", 'content': 'prompts.instruction'})]) }} as prompt,
+        ---------- DPO pair (TRL explicit-prompt conversational form; NULL without a pair)
         case
-            when picks.best_rated_index is not null
-                then {{ chat_pair('prompts.instruction', 'picked_texts.best_rated_response') }}
+            when picks.best_rated_index is not null and picks.random_for_best_rated_index is not null
+                then {{ chat_messages([('user', 'prompts.instruction')]) }}
+        end as prompt,
+        case
+            when picks.best_rated_index is not null and picks.random_for_best_rated_index is not null
+                then {{ chat_messages([('assistant', 'picked_texts.best_rated_response')]) }}
         end as chosen,
         case
-            when picks.random_for_best_rated_index is not null
-                then {{ chat_pair('prompts.instruction', 'picked_texts.random_response_for_best_rated') }}
-        end as rejected
+            when picks.best_rated_index is not null and picks.random_for_best_rated_index is not null
+                then {{ chat_messages([('assistant', 'picked_texts.random_response_for_best_rated')]) }}
+        end as rejected,
+        picks.score_best_rated - picks.score_random_response_for_best_rated as score_margin,
+        (picks.score_best_rated - picks.score_random_response_for_best_rated) / 4.0 as margin,
+
+        ---------- integrity of the pair: an invalid aspect rating on either side
+        {{ flag_list([
+            ('picked_texts.best_rated_has_invalid_rating', 'invalid_rating_chosen'),
+            ('picked_texts.random_for_best_rated_has_invalid_rating', 'invalid_rating_rejected'),
+        ]) }} as integrity_flags
 
     from picks
     inner join prompts
