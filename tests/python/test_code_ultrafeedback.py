@@ -146,9 +146,13 @@ def public(pair: dict) -> dict:
 # ----------------------------------------------------------------------------------------
 # The corrected rule (issue 4), written independently
 # ----------------------------------------------------------------------------------------
-def corrected_pairs(ds: list[dict]) -> list[dict]:
+def corrected_pairs(ds: list[dict], failures: list[dict]) -> list[dict]:
     """Every unordered pair of two responses (positions) whose models both have a rating in
-    "1".."5" (a model's last annotation) and different ratings; the higher is chosen."""
+    "1".."5" (a model's last annotation) and different ratings; the higher is chosen. In the
+    training format (issue 13): prompt [user], chosen/rejected [assistant], margin = rating
+    difference / 4; flagged `duplicate_model` when either model answers twice in the row and
+    `quarantined` (the mart adds the reason) when the published script raises on the row."""
+    failed = {(f["source_file"], f["source_row"]) for f in failures}
     out = []
     for example in ds:
         responses = [r for r in (example["responses"] or [])]
@@ -156,27 +160,33 @@ def corrected_pairs(ds: list[dict]) -> list[dict]:
         for ann in example["annotations"] or []:
             if ann is not None:
                 rating_of[ann["model"]] = ann["rating"]
+        model_count = Counter(r["model"] for r in responses if r is not None and r["model"] is not None)
         valid = {}
         for i, r in enumerate(responses):
             if r is not None and r["model"] in rating_of and rating_of[r["model"]] in VALID:
                 valid[i] = int(rating_of[r["model"]])
+        row = (example["source_file"], example["source_row"])
         for i, j in itertools.combinations(sorted(valid), 2):
             if valid[i] == valid[j]:
                 continue
             c, r = (i, j) if valid[i] > valid[j] else (j, i)
-
-            def msgs(k):
-                return [{"content": example["instruction"], "role": "user"},
-                        {"content": responses[k]["response"], "role": "assistant"}]
-
+            flags = []
+            if model_count[responses[c]["model"]] > 1 or model_count[responses[r]["model"]] > 1:
+                flags.append("duplicate_model")
+            if row in failed:
+                flags.append("quarantined")
             out.append({
-                "row": (example["source_file"], example["source_row"]),
-                "preference": None if example["preference"] is None else "code-" + example["preference"],
+                "row": row,
+                "preference": example["preference"],
                 "chosen_response_index": c, "rejected_response_index": r,
                 "chosen_model": responses[c]["model"], "rejected_model": responses[r]["model"],
                 "chosen_rating": valid[c], "rejected_rating": valid[r],
-                "margin": valid[c] - valid[r],
-                "chosen": msgs(c), "rejected": msgs(r),
+                "score_margin": valid[c] - valid[r],
+                "margin": (valid[c] - valid[r]) / 4,
+                "prompt": [{"role": "user", "content": example["instruction"]}],
+                "chosen": [{"role": "assistant", "content": responses[c]["response"]}],
+                "rejected": [{"role": "assistant", "content": responses[r]["response"]}],
+                "integrity_flags": flags,
             })
     return out
 
@@ -244,7 +254,8 @@ def check_published_logic(wh: Warehouse, ds, script_data, failures) -> None:
     assert len(sql_pairs) == len(script_data)
     for i, (got, want) in enumerate(zip(sql_pairs, script_data)):
         assert (got["source_file"], got["source_row"]) == want["_row"], f"pair {i}: wrong prompt"
-        assert got["preference"] == want["_preference"], f"pair {i}"
+        # the script's `preference` ('code-' + raw) is never written; the mart keeps the raw value
+        assert "code-" + got["preference"] == want["_preference"], f"pair {i}"
         assert (got["chosen_model"], got["rejected_model"]) == (want["_chosen_model"], want["_rejected_model"]), f"pair {i}"
         assert {k: got[k] for k in ("chosen", "rejected", "chosen_score", "rejected_score")} == public(
             {k: want[k] for k in ("chosen", "rejected", "chosen_score", "rejected_score")}), f"pair {i}"
@@ -263,10 +274,19 @@ def check_corrected(wh: Warehouse, corrected) -> None:
     got = wh.rows("""
         select pr.source_file, pr.source_row, c.preference, c.chosen_response_index,
                c.rejected_response_index, c.chosen_model, c.rejected_model, c.chosen_rating,
-               c.rejected_rating, c.margin, c.chosen, c.rejected
+               c.rejected_rating, c.score_margin, c.margin, c.prompt, c.chosen, c.rejected,
+               c.integrity_flags, q.reason as quarantine_reason
         from code_ultrafeedback_pairs as c
         inner join code_ultrafeedback_prompts as pr on c.prompt_id = pr.prompt_id
+        left join code_ultrafeedback_published_logic_quarantine as q on c.prompt_id = q.prompt_id
     """)
+    for g in got:
+        # the quarantine reason itself is checked by test_handmade_quarantine_reasons
+        reason = g.pop("quarantine_reason")
+        flags = g["integrity_flags"]
+        if reason is not None:
+            assert flags[-1] == "quarantined_" + reason, g
+            flags[-1] = "quarantined"
     got_set = sorted((((g.pop("source_file"), g.pop("source_row")),) + tuple(sorted(g.items())) for g in got),
                      key=repr)
     want_set = sorted(((w["row"],) + tuple(sorted((k, v) for k, v in w.items() if k != "row")) for w in corrected),
@@ -320,7 +340,7 @@ def check_all(wh: Warehouse) -> Counter:
     ds = read_rows(wh.raw_dir, CODE)
     published_rows = read_rows(wh.raw_dir, STANDARD)
     script_data, failures, rating_at_test = published_script(ds)
-    corrected = corrected_pairs(ds)
+    corrected = corrected_pairs(ds, failures)
     expected = expected_reasons(ds, script_data, failures, rating_at_test, corrected)
 
     check_published_logic(wh, ds, script_data, failures)

@@ -1,20 +1,20 @@
-"""preference_pairs, judge_agreement and prompt_overlap checked against an independent Python
-reading of the raw Parquet (rules from issues 3 and 6, not from the SQL)."""
+"""preference_pairs, judge_agreement and prompt_overlap checked row by row against an independent
+Python reading of the raw Parquet (rules from issues 3-6 and 13, not from the SQL)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 
 import pyarrow.parquet as pq
 import pytest
 
+import test_code_ultrafeedback as cuf_tests
+import test_rever as rever_tests
+import test_ultrafeedback as uf_tests
 from preftools.contract import DATASETS_BY_KEY
-
-VALID_RATINGS = {"1": 1, "2": 2, "3": 3, "4": 4, "5": 5}
-ASPECTS = ("helpfulness", "honesty", "instruction_following", "truthfulness")
 
 
 def normalise(text: str | None) -> str | None:
@@ -22,15 +22,6 @@ def normalise(text: str | None) -> str | None:
     if text is None:
         return None
     return re.sub(r"[\t\n\f\r ]+", " ", text.lower()).strip(" ")
-
-
-def average_rating(completion: dict) -> float | None:
-    ratings = []
-    for aspect in ASPECTS:
-        value = ((completion.get("annotations") or {}).get(aspect) or {}).get("Rating")
-        if value in VALID_RATINGS:
-            ratings.append(VALID_RATINGS[value])
-    return sum(ratings) / len(ratings) if ratings else None
 
 
 def prefers(chosen, rejected) -> str:
@@ -51,106 +42,233 @@ def ultrafeedback_raw(warehouse):
     return {(f, i): row for f, i, row in raw_rows(warehouse.raw_dir, "ultrafeedback")}
 
 
-def test_preference_pairs_are_trl_ready(warehouse):
-    rows = warehouse.rows("select * from preference_pairs")
-    assert {r["dataset"] for r in rows} == {"ultrafeedback", "code_ultrafeedback", "rever"}
-    assert len({r["pair_id"] for r in rows}) == len(rows)
-    for r in rows:
-        user = {"role": "user", "content": r["prompt"]}
-        assert r["chosen"] == [user, {"role": "assistant", "content": r["chosen_response"]}]
-        assert r["rejected"] == [user, {"role": "assistant", "content": r["rejected_response"]}]
-        assert r["chosen"] != r["rejected"] or r["chosen_model"] != r["rejected_model"]
-        assert r["chosen_score"] > r["rejected_score"]
-        assert r["score_margin"] == pytest.approx(r["chosen_score"] - r["rejected_score"])
+# --------------------------------------------------------------------------- preference_pairs
+# Every row of preference_pairs is rebuilt here from the raw Parquet with the rules of issues 3-6
+# and 13 (the per-dataset rules come from the dataset tests' independent implementations), then
+# compared column by column: texts (in TRL's explicit-prompt form), models, scores, margins,
+# integrity flags and the export split.
+
+def user(text):
+    return [{"role": "user", "content": text}]
 
 
-def test_ultrafeedback_pairs_follow_the_rules(warehouse, ultrafeedback_raw):
-    """Chosen = best rated (NULL lowest, first on ties); rejected = the curated alternate, which must
-    be eligible; a pair exists exactly when both are rated and the alternate is strictly lower."""
+def assistant(text):
+    return [{"role": "assistant", "content": text}]
+
+
+def pair_row(dataset, source, prompt, chosen, rejected, chosen_model, rejected_model,
+             chosen_score, rejected_score, score_kind, scale_width, flags) -> dict:
+    flags = sorted(flags)
+    return {
+        "dataset": dataset, "split": dataset + ("_flagged" if flags else ""), "source": source,
+        "prompt": user(prompt), "chosen": assistant(chosen), "rejected": assistant(rejected),
+        "chosen_model": chosen_model, "rejected_model": rejected_model,
+        "chosen_score": chosen_score, "rejected_score": rejected_score, "score_kind": score_kind,
+        "score_margin": chosen_score - rejected_score,
+        "margin": (chosen_score - rejected_score) / scale_width,
+        "integrity_flags": flags, "is_flagged": bool(flags),
+    }
+
+
+def comparable(row: dict) -> tuple:
+    """A row as a hashable tuple, floats rounded to 1e-12 (sums in another order)."""
+    out = []
+    for k in sorted(row):
+        v = row[k]
+        if isinstance(v, float):
+            v = round(v, 12)
+        out.append((k, json.dumps(v, sort_keys=True) if isinstance(v, list) else v))
+    return tuple(out)
+
+
+def expected_ultrafeedback_pairs(warehouse) -> dict[str, dict]:
+    """prompt_id -> pair: best rated (NULL lowest, first on ties) vs the curated alternate (its
+    rule is checked in test_ultrafeedback), only when both are rated and the alternate is lower."""
+    raw = uf_tests.load_raw(warehouse.raw_dir)
     curated = warehouse.rows(
         "select prompt_id, source_file, source_row, random_for_best_rated_index from ultrafeedback_curated")
-    pairs = {r["prompt_id"]: r for r in warehouse.rows(
-        "select * from preference_pairs where dataset = 'ultrafeedback'")}
-    expected_pairs = 0
-    for c in curated:
-        row = ultrafeedback_raw[(c["source_file"], c["source_row"])]
-        completions = row["completions"] or []
-        averages = [average_rating(x) for x in completions]
-        if not completions:
-            assert c["prompt_id"] not in pairs
-            continue
-        best = max(range(len(averages)), key=lambda i: (averages[i] is not None, averages[i] or 0, -i))
-        alt = c["random_for_best_rated_index"]
-        if len(completions) == 1:
-            assert alt is None and c["prompt_id"] not in pairs
-            continue
-        assert alt is not None and alt != best
-        lower = [i for i in range(len(averages)) if i != best and prefers(averages[best], averages[i]) == "chosen"
-                 or (averages[best] is not None and averages[i] is None)]
-        assert (alt in lower) if lower else True
-        is_pair = averages[best] is not None and averages[alt] is not None and averages[best] > averages[alt]
-        assert (c["prompt_id"] in pairs) == is_pair, c
-        if is_pair:
-            expected_pairs += 1
-            p = pairs[c["prompt_id"]]
-            assert p["prompt"] == row["instruction"]
-            assert p["chosen_response"] == completions[best]["response"]
-            assert p["chosen_model"] == completions[best]["model"]
-            assert p["chosen_score"] == pytest.approx(averages[best])
-            assert p["rejected_response"] == completions[alt]["response"]
-            assert p["rejected_score"] == pytest.approx(averages[alt])
-    assert expected_pairs == len(pairs) > 0
-
-
-def rever_pairs_from_raw(raw_dir) -> dict[str, dict]:
-    """id -> {source, instruction, chosen, rejected} for ids with exactly one chosen and one rejected trajectory."""
-    by_id: dict[str, list] = defaultdict(list)
-    for _, _, row in raw_rows(raw_dir, "rever_judge"):
-        by_id[row["id"]].append(row)
     out = {}
-    for pair_id, rows in by_id.items():
-        candidates = sorted(r["candidate"] for r in rows)
-        if candidates != ["chosen", "rejected"]:
+    for c in curated:
+        rec = raw[(c["source_file"], c["source_row"])]
+        comps = rec["completions"]
+        if len(comps) < 2:
             continue
-        tasks = {}
-        for r in rows:
-            user = next(m for m in r["messages"] if m["role"] == "user")
-            tasks[r["candidate"]] = json.loads(user["content"])
-        out[pair_id] = {
-            "source": rows[0]["source"],
-            "instruction": tasks["chosen"]["instruction"],
-            "chosen": tasks["chosen"]["response"],
-            "rejected": tasks["rejected"]["response"],
-        }
+        best, alt = comps[rec["best_rated"]], comps[c["random_for_best_rated_index"]]
+        if best["average_rating"] is None or alt["average_rating"] is None \
+                or not best["average_rating"] > alt["average_rating"]:
+            continue
+        flags = [name for name, x in (("invalid_rating_chosen", best), ("invalid_rating_rejected", alt))
+                 if x["invalid"]]
+        out[c["prompt_id"]] = pair_row(
+            "ultrafeedback", rec["raw"]["source"], rec["raw"]["instruction"], best["response"], alt["response"],
+            best["model"], alt["model"], best["average_rating"], alt["average_rating"],
+            "average_rating_1_5", 4, flags)
     return out
 
 
-def test_judge_agreement_matches_and_preferences(warehouse, ultrafeedback_raw):
-    rever = rever_pairs_from_raw(warehouse.raw_dir)
-    uf_by_instruction = defaultdict(list)
-    for key in sorted(ultrafeedback_raw):
-        row = ultrafeedback_raw[key]
-        uf_by_instruction[normalise(row["instruction"])].append(row)
-    expected = {}
-    for pair_id, pair in rever.items():
-        if pair["source"] != "ultrafeedback":
+def expected_code_ultrafeedback_pairs(warehouse) -> Counter:
+    """(raw row, pair) multiset from the corrected rule written in test_code_ultrafeedback."""
+    ds = cuf_tests.read_rows(warehouse.raw_dir, cuf_tests.CODE)
+    _, failures, _ = cuf_tests.published_script(ds)
+    out = Counter()
+    for p in cuf_tests.corrected_pairs(ds, failures):
+        row = pair_row(
+            "code_ultrafeedback", p["preference"], p["prompt"][0]["content"], p["chosen"][0]["content"],
+            p["rejected"][0]["content"], p["chosen_model"], p["rejected_model"], float(p["chosen_rating"]),
+            float(p["rejected_rating"]), "rating_1_5", 4, p["integrity_flags"])
+        out[(p["row"], comparable(row))] += 1
+    return out
+
+
+def expected_rever_pairs(warehouse) -> dict[str, dict]:
+    """id -> pair for the pairs the retention rule keeps (scores from test_rever's parser);
+    flags: every break the generator planted for the id, but not_kept."""
+    expected = rever_tests.compute_expected(warehouse.raw_dir)
+    planted = defaultdict(set)
+    for b in expected["manifest"]["rever_integrity_breaks"]:
+        if not b["kind"].startswith("info_") and b["kind"] != "not_kept" and b["id"] is not None:
+            planted[b["id"]].add(b["kind"])
+    out = {}
+    for pid, p in rever_tests.compute_pairs(expected).items():
+        if not p["kept"]:
             continue
-        for row in uf_by_instruction.get(normalise(pair["instruction"]), []):
-            responses = [c["response"] for c in row["completions"] or []]
-            if pair["chosen"] in responses and pair["rejected"] in responses:
-                ch = row["completions"][responses.index(pair["chosen"])]
-                rj = row["completions"][responses.index(pair["rejected"])]
-                expected[pair_id] = (prefers(average_rating(ch), average_rating(rj)),
-                                     prefers(ch["overall_score"], rj["overall_score"]))
-                break
-    actual = {r["id"]: (r["average_rating_prefers"], r["overall_score_prefers"])
-              for r in warehouse.rows("select * from judge_agreement")}
+        out[pid] = pair_row(
+            "rever", p["source"], p["instruction"], p["chosen_response"], p["rejected_response"], None, None,
+            p["chosen_score"], p["rejected_score"], "rubric_score", p["max_possible_score"], planted[pid])
+    return out
+
+
+@pytest.fixture(scope="module")
+def pairs(warehouse) -> list[dict]:
+    return warehouse.rows("select * from preference_pairs")
+
+
+def test_preference_pairs_keys_and_shape(pairs):
+    assert {r["dataset"] for r in pairs} == {"ultrafeedback", "code_ultrafeedback", "rever"}
+    assert len({r["pair_id"] for r in pairs}) == len(pairs)
+    for r in pairs:
+        assert r["chosen"] != r["rejected"] or r["chosen_model"] != r["rejected_model"], r["pair_id"]
+        assert 0 < r["margin"] <= 1, r["pair_id"]
+    # the training split holds the clean pairs only; every dataset has flagged pairs in the generated data
+    assert {r["split"] for r in pairs} == {"ultrafeedback", "code_ultrafeedback", "rever", "ultrafeedback_flagged",
+                                           "code_ultrafeedback_flagged", "rever_flagged"}
+
+
+def _row_without_keys(r: dict) -> dict:
+    return {k: v for k, v in r.items() if k not in ("pair_id", "prompt_id")}
+
+
+def test_preference_pairs_ultrafeedback_rows(pairs, warehouse):
+    want = expected_ultrafeedback_pairs(warehouse)
+    got = {r["prompt_id"]: _row_without_keys(r) for r in pairs if r["dataset"] == "ultrafeedback"}
+    assert got.keys() == want.keys()
+    bad = [(k, want[k], got[k]) for k in want if comparable(got[k]) != comparable(want[k])]
+    assert not bad, bad[:2]
+
+
+def test_preference_pairs_code_ultrafeedback_rows(pairs, warehouse):
+    want = expected_code_ultrafeedback_pairs(warehouse)
+    rows_of = {r["prompt_id"]: (r["source_file"], r["source_row"])
+               for r in warehouse.rows("select prompt_id, source_file, source_row from code_ultrafeedback_prompts")}
+    got = Counter()
+    for r in pairs:
+        if r["dataset"] != "code_ultrafeedback":
+            continue
+        row = _row_without_keys(r)
+        # the quarantine reason (checked in test_code_ultrafeedback) is summarised as `quarantined`
+        row["integrity_flags"] = sorted("quarantined" if f.startswith("quarantined_") else f
+                                        for f in row["integrity_flags"])
+        got[(rows_of[r["prompt_id"]], comparable(row))] += 1
+    assert sum(want.values()) > 0
+    assert got == want, {"missing": list((want - got).items())[:2], "unexpected": list((got - want).items())[:2]}
+
+
+def test_preference_pairs_rever_rows(pairs, warehouse):
+    want = expected_rever_pairs(warehouse)
+    got = {r["prompt_id"]: _row_without_keys(r) for r in pairs if r["dataset"] == "rever"}
+    assert got.keys() == want.keys()
+    bad = [(k, want[k], got[k]) for k in want if comparable(got[k]) != comparable(want[k])]
+    assert not bad, bad[:2]
+
+
+# --------------------------------------------------------------------------- judge_agreement
+
+def test_judge_agreement_every_row(warehouse):
+    """Each ReVeR pair of source ultrafeedback whose normalised instruction and both exact
+    responses are two different completions of one UltraFeedback prompt: the first match by
+    (prompt_id, chosen index, rejected index), the number of matches, both sides' ratings, and
+    the three preferences with the agreement flags; then the summary counts."""
+    uf = uf_tests.load_raw(warehouse.raw_dir)
+    prompt_ids = {(r["source_file"], r["source_row"]): r["prompt_id"]
+                  for r in warehouse.rows("select prompt_id, source_file, source_row from ultrafeedback_curated")}
+    by_instruction = defaultdict(list)
+    for key, rec in uf.items():
+        by_instruction[normalise(rec["raw"]["instruction"])].append((prompt_ids[key], rec))
+    rever = rever_tests.compute_pairs(rever_tests.compute_expected(warehouse.raw_dir))
+
+    expected = {}
+    n_rever_uf = 0
+    for pid, p in rever.items():
+        if p["source"] != "ultrafeedback":
+            continue
+        n_rever_uf += 1
+        matches = []
+        for prompt_id, rec in by_instruction.get(normalise(p["instruction"]), []) if p["instruction"] else []:
+            comps = rec["completions"]
+            for i, ci in enumerate(comps):
+                for j, cj in enumerate(comps):
+                    if i != j and ci["response"] == p["chosen_response"] and cj["response"] == p["rejected_response"]:
+                        matches.append((prompt_id, i, j, ci, cj))
+        if not matches:
+            continue
+        prompt_id, i, j, ci, cj = min(matches, key=lambda m: m[:3])
+        a = prefers(ci["average_rating"], cj["average_rating"])
+        o = prefers(ci["overall_score"], cj["overall_score"])
+        judge = prefers(p["chosen_score"], p["rejected_score"])
+        expected[pid] = {
+            "ultrafeedback_prompt_id": prompt_id, "n_ultrafeedback_matches": len(matches),
+            "chosen_completion_index": i, "rejected_completion_index": j,
+            "chosen_model": ci["model"], "rejected_model": cj["model"],
+            "chosen_average_rating": ci["average_rating"], "rejected_average_rating": cj["average_rating"],
+            "chosen_overall_score": ci["overall_score"], "rejected_overall_score": cj["overall_score"],
+            "judge_chosen_score": p["chosen_score"], "judge_rejected_score": p["rejected_score"],
+            "kept": p["kept"], "average_rating_prefers": a, "overall_score_prefers": o, "judge_prefers": judge,
+            "ratings_disagree": {a, o} == {"chosen", "rejected"},
+            "judge_agrees_with_average_rating": judge in ("chosen", "rejected") and judge == a,
+            "judge_agrees_with_overall_score": judge in ("chosen", "rejected") and judge == o,
+        }
+    got = {r.pop("id"): r for r in warehouse.rows("select * from judge_agreement")}
     assert expected, "the generated data must plant ReVeR pairs built from UltraFeedback"
-    assert actual == expected
+    assert {k: comparable(v) for k, v in got.items()} == {k: comparable(v) for k, v in expected.items()}
+    # the judge takes sides both ways in the generated data, so a swapped side would show
+    assert {e["judge_prefers"] for e in expected.values()} >= {"chosen"}
+
     summary = warehouse.rows("select * from judge_agreement_summary")[0]
-    assert summary["n_matched_pairs"] == len(expected)
-    assert summary["n_ratings_disagree"] == sum(
-        1 for a, o in expected.values() if {a, o} == {"chosen", "rejected"})
+    rows = list(expected.values())
+
+    def count(pred):
+        return sum(1 for e in rows if pred(e))
+
+    strict = ("chosen", "rejected")
+    want = {
+        "n_rever_ultrafeedback_pairs": n_rever_uf,
+        "n_matched_pairs": len(rows),
+        "n_decisive_average_rating": count(lambda e: e["average_rating_prefers"] in strict and e["judge_prefers"] in strict),
+        "n_judge_agrees_with_average_rating": count(lambda e: e["judge_agrees_with_average_rating"]),
+        "n_decisive_overall_score": count(lambda e: e["overall_score_prefers"] in strict and e["judge_prefers"] in strict),
+        "n_judge_agrees_with_overall_score": count(lambda e: e["judge_agrees_with_overall_score"]),
+        "n_ratings_disagree": count(lambda e: e["ratings_disagree"]),
+        "n_disagreements_judge_sides_with_average_rating": count(
+            lambda e: e["ratings_disagree"] and e["judge_agrees_with_average_rating"]),
+        "n_disagreements_judge_sides_with_overall_score": count(
+            lambda e: e["ratings_disagree"] and e["judge_agrees_with_overall_score"]),
+    }
+    for k, v in want.items():
+        assert summary[k] == v, k
+    for n, d in (("n_judge_agrees_with_average_rating", "n_decisive_average_rating"),
+                 ("n_judge_agrees_with_overall_score", "n_decisive_overall_score")):
+        rate = summary[n.replace("n_judge_agrees", "judge_agreement_rate")]
+        assert (rate is None) if want[d] == 0 else rate == pytest.approx(want[n] / want[d], abs=1e-12)
 
 
 def test_prompt_overlap(warehouse, ultrafeedback_raw):

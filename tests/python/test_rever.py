@@ -178,27 +178,41 @@ def rubric_criteria(row: dict) -> list[str]:
 
 
 # --------------------------------------------------------------------------- fixtures
-@pytest.fixture(scope="module")
-def expected(warehouse):
-    judge = _raw_rows(warehouse.raw_dir, "rever_judge")
-    rubric = _raw_rows(warehouse.raw_dir, "rever_rubric")
+def compute_expected(raw_dir: Path) -> dict:
+    """Every trajectory parsed and scored, the rubrics, the generator's manifest."""
+    judge = _raw_rows(raw_dir, "rever_judge")
+    rubric = _raw_rows(raw_dir, "rever_rubric")
     traj = {(r["source_file"], r["source_row"]): {**r, **judge_trajectory(r)} for r in judge}
-    rubrics = {}
+    rubrics, rubric_sources = {}, {}
     for r in sorted(rubric, key=lambda r: (r["source_file"], r["source_row"])):
         rubrics.setdefault(r["id"], rubric_criteria(r))
-    manifest = json.loads((warehouse.raw_dir / "_generator_manifest.json").read_text())
-    return {"traj": traj, "rubric_rows": rubric, "rubrics": rubrics, "manifest": manifest}
+        rubric_sources.setdefault(r["id"], r["source"])
+    manifest = json.loads((raw_dir / "_generator_manifest.json").read_text())
+    return {"traj": traj, "rubric_rows": rubric, "rubrics": rubrics, "rubric_sources": rubric_sources,
+            "manifest": manifest}
+
+
+@pytest.fixture(scope="module")
+def expected(warehouse):
+    return compute_expected(warehouse.raw_dir)
 
 
 @pytest.fixture(scope="module")
 def expected_pairs(expected):
+    return compute_pairs(expected)
+
+
+def compute_pairs(expected: dict) -> dict:
     """Per id: the first chosen and first rejected trajectory (file, row order)."""
     members: dict[str, dict] = defaultdict(dict)
     counts: Counter = Counter()
+    trajectory_sources: dict[str, list] = defaultdict(list)
     for key in sorted(expected["traj"]):
         t = expected["traj"][key]
         counts[t["id"]] += 1
         members[t["id"]].setdefault(t["candidate"], t)
+        if t["source"] is not None:
+            trajectory_sources[t["id"]].append(t["source"])
     pairs = {}
     for pid in set(members) | set(expected["rubrics"]):
         c, r = members.get(pid, {}).get("chosen"), members.get(pid, {}).get("rejected")
@@ -213,7 +227,14 @@ def expected_pairs(expected):
         else:
             decided, kept = "tie", False
         crit = expected["rubrics"].get(pid)
+        # the highest score a side's rubric allows: every Hard Rule satisfied, Principle mean 100
+        tops = [sum(_kind(x) == "hard_rule" for x in t["criteria"])
+                + (100 / 101 if any(_kind(x) == "principle" for x in t["criteria"]) else 0)
+                for t in (c, r) if t and t["criteria"] is not None]
         pairs[pid] = {
+            # the rubric's source, else the trajectories' (the smallest)
+            "source": expected["rubric_sources"].get(pid) or min(trajectory_sources[pid], default=None),
+            "max_possible_score": max(tops) if tops else None,
             "chosen_score": cs, "rejected_score": rs, "decided_by": decided, "kept": kept,
             "n_trajectories": counts[pid], "rubric_found": pid in expected["rubrics"],
             "rubric_matches_chosen": None if c is None else (crit is not None and c["criteria"] == crit),
@@ -269,10 +290,12 @@ def test_pair_scores_and_retention_rule(warehouse, expected_pairs):
     bad = []
     for pid, e in expected_pairs.items():
         g = got[pid]
-        margin = None if e["chosen_score"] is None or e["rejected_score"] is None \
+        score_margin = None if e["chosen_score"] is None or e["rejected_score"] is None \
             else e["chosen_score"] - e["rejected_score"]
+        # margin: score_margin on a [-1, 1] scale, the width being the rubric's highest possible score
+        margin = None if score_margin is None else score_margin / e["max_possible_score"]
         same = (_close(g["chosen_score"], e["chosen_score"]) and _close(g["rejected_score"], e["rejected_score"])
-                and _close(g["margin"], margin)
+                and _close(g["score_margin"], score_margin) and _close(g["margin"], margin)
                 and all(g[k] == e[k] for k in ("decided_by", "kept", "n_trajectories", "rubric_found",
                                                 "rubric_matches_chosen", "rubric_matches_rejected",
                                                 "instruction", "chosen_response", "rejected_response")))

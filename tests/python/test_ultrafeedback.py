@@ -205,10 +205,36 @@ def test_curated_picks(raw, curated):
         assert row["best_rated_is_different_from_best_overall"] == diff, key
         n_diff += diff
         instruction = rec["raw"]["instruction"]
-        assert row["prompt"] == [{"role": "user", "content": instruction}]
-        assert row["chosen"] == [{"role": "user", "content": instruction},
-                                 {"role": "assistant", "content": br["response"]}], key
+        if len(comps) < 2:
+            # no alternate, no pair: the training columns are NULL
+            assert row["prompt"] is None and row["chosen"] is None and row["rejected"] is None, key
+            continue
+        # TRL's explicit-prompt form: the user turn in prompt only, assistant turns in chosen/rejected
+        assert row["prompt"] == [{"role": "user", "content": instruction}], key
+        assert row["chosen"] == [{"role": "assistant", "content": br["response"]}], key
     assert n_diff > 0
+
+
+def test_curated_margin_and_flags(raw, curated):
+    """margin = (best rated - its alternate) / 4 on the 1..5 scale; a pair side with an invalid
+    aspect Rating is flagged (issue 13)."""
+    n_flagged = 0
+    for key, rec in raw.items():
+        row, comps = curated[key], rec["completions"]
+        if len(comps) < 2:
+            assert row["margin"] is None and row["integrity_flags"] == [], key
+            continue
+        best, alt = comps[rec["best_rated"]], comps[row["random_for_best_rated_index"]]
+        if best["average_rating"] is None or alt["average_rating"] is None:
+            assert row["margin"] is None, key
+        else:
+            assert close(row["margin"], (best["average_rating"] - alt["average_rating"]) / 4), key
+            assert 0 <= row["margin"] <= 1, key
+        want = [name for name, c in (("invalid_rating_chosen", best), ("invalid_rating_rejected", alt))
+                if c["invalid"]]
+        assert row["integrity_flags"] == want, key
+        n_flagged += bool(want)
+    assert n_flagged > 0, "the generated data must plant invalid ratings on picked completions"
 
 
 def test_random_alternates_obey_the_rule(raw, curated):
@@ -227,8 +253,7 @@ def test_random_alternates_obey_the_rule(raw, curated):
             assert close(row[f"score_random_response_for_{pick}"], alt[score])
         if len(comps) >= 2:
             alt = comps[row["random_for_best_rated_index"]]
-            assert row["rejected"] == [{"role": "user", "content": rec["raw"]["instruction"]},
-                                       {"role": "assistant", "content": alt["response"]}], key
+            assert row["rejected"] == [{"role": "assistant", "content": alt["response"]}], key
         else:
             assert row["rejected"] is None, key
 
