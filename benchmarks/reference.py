@@ -176,7 +176,7 @@ def published_script_row(example: dict, prompt_id: str, rating: Any = UNSET) -> 
         for row in example["annotations"]:
             model_name, rating = row["model"], row["rating"]
             annotations[model_name] = rating
-        preference = "code-" + example["preference"]
+        preference = "code-" + example["preference"]  # noqa: F841 (unused, as in the card)
         all_models = []
 
         for model_name in responses.keys():
@@ -206,7 +206,9 @@ def published_script_row(example: dict, prompt_id: str, rating: Any = UNSET) -> 
                 rejected_model, rejected_response, rejected_rating = combination[0], response1, rating1
 
             data.append({
-                "prompt_id": prompt_id, "preference": preference,
+                # the script builds 'code-' + preference (and crashes on a NULL one) but never
+                # writes it: the marts keep the raw aspect
+                "prompt_id": prompt_id, "preference": example["preference"],
                 "chosen_model": chosen_model, "rejected_model": rejected_model,
                 "chosen": [{"content": prompt, "role": "user"}, {"content": chosen_response, "role": "assistant"}],
                 "rejected": [{"content": prompt, "role": "user"}, {"content": rejected_response, "role": "assistant"}],
@@ -238,7 +240,7 @@ def code_ultrafeedback(raw_dir: Path, whole_rows: bool = False) -> tuple[list[di
             published.append(pair)
 
         # --- the corrected rule: valid integer ratings, different, chosen = higher
-        preference = "code-" + example["preference"]
+        preference = example["preference"]
         last_rating = {a["model"]: a["rating"] for a in example["annotations"] or [] if a is not None}
         rated = []
         for index, row in enumerate(example["responses"] or []):
@@ -255,7 +257,7 @@ def code_ultrafeedback(raw_dir: Path, whole_rows: bool = False) -> tuple[list[di
                 "prompt_id": prompt_id, "preference": preference,
                 "chosen_response_index": hi[0], "rejected_response_index": lo[0],
                 "chosen_model": hi[1], "rejected_model": lo[1],
-                "chosen_rating": hi[2], "rejected_rating": lo[2], "margin": hi[2] - lo[2],
+                "chosen_rating": hi[2], "rejected_rating": lo[2], "score_margin": hi[2] - lo[2],
             })
     return published, quarantine, corrected, n_responses
 

@@ -295,10 +295,10 @@ CHECKS: list[tuple[str, str, str]] = [
      "select prompt_id from wh.main.code_ultrafeedback_published_logic_quarantine"),
     ("code_ultrafeedback_pairs: corrected pairs",
      """select prompt_id, preference, chosen_response_index, rejected_response_index, chosen_model,
-               rejected_model, chosen_rating, rejected_rating, margin
+               rejected_model, chosen_rating, rejected_rating, score_margin
         from ref.code_corrected""",
      """select prompt_id, preference, chosen_response_index, rejected_response_index, chosen_model,
-               rejected_model, chosen_rating, rejected_rating, margin
+               rejected_model, chosen_rating, rejected_rating, score_margin
         from wh.main.code_ultrafeedback_pairs"""),
     ("rever_trajectories: response score per judge row",
      f"""select source_file, source_row, id, candidate, round(response_score, {FLOAT_DIGITS})

@@ -389,9 +389,9 @@ with scored as (
     select
         coalesce(source, '(no source)') as source,
         decided_by,
-        floor(margin * 4) / 4 as margin_bin_start
+        floor(score_margin * 4) / 4 as margin_bin_start
     from main.rever_pairs
-    where margin is not null
+    where score_margin is not null
 )
 select
     source,
@@ -404,7 +404,7 @@ group by all
 order by source, decided_by, margin_bin_start
 """
 
-REVER_UNSCORED_SQL = "select count(*) filter (where margin is null) as n_unscored, count(*) as n_pairs from main.rever_pairs"
+REVER_UNSCORED_SQL = "select count(*) filter (where score_margin is null) as n_unscored, count(*) as n_pairs from main.rever_pairs"
 
 REVER_TOOL_SQL = """
 select
@@ -413,7 +413,7 @@ select
     n_trajectories_with_tool,
     tool_call_rate,
     n_pairs,
-    mean_margin,
+    mean_score_margin as mean_margin,
     share_decided_by_principles
 from main.rever_summary
 order by source
@@ -630,7 +630,7 @@ HEADLINES: list[tuple[str, str, list[tuple[str, str, Callable]]]] = [
             sum(n_pairs_kept) as n_pairs_kept,
             sum(n_pairs) - sum(n_pairs_scored) as n_pairs_unscored,
             sum(n_trajectories_with_tool) / nullif(cast(sum(n_trajectories) as double), 0) as tool_call_rate,
-            sum(mean_margin * n_pairs_scored) / nullif(cast(sum(n_pairs_scored) as double), 0) as mean_margin,
+            sum(mean_score_margin * n_pairs_scored) / nullif(cast(sum(n_pairs_scored) as double), 0) as mean_margin,
             (select count(*) from main.rever_integrity) as n_integrity_breaks
         from main.rever_summary
         """,

@@ -303,7 +303,7 @@ def test_code_ultrafeedback_chart_data(specs, warehouse):
     pairs = spec_values(specs["cuf-pairs"])
     published = [p for p in pairs if p["pairs"].startswith("published")]
     assert sum(p["n_pairs"] for p in published) == raw_published
-    preferences = {"code-" + r["preference"] for r in raw_coseal if r["preference"] is not None}
+    preferences = {r["preference"] for r in raw_coseal if r["preference"] is not None}
     assert preferences <= {p["preference"] for p in published}
     # the reasons chart is the bug summary's per-preference counts, unpivoted
     mart = warehouse.rows("select * from main.code_ultrafeedback_bug_summary where scope = 'preference'")
@@ -337,7 +337,7 @@ def test_rever_chart_data(specs, warehouse, report):
     # every pair id is either in the margin histogram or counted as unscored
     ids = {r["id"] for r in judge} | {r["id"] for r in rubric}
     in_histogram = sum(r["n_pairs"] for r in spec_values(specs["rever-margins"]))
-    n_unscored = warehouse.scalar("select count(*) from main.rever_pairs where margin is null")
+    n_unscored = warehouse.scalar("select count(*) from main.rever_pairs where score_margin is null")
     assert in_histogram + n_unscored == len(ids)
     if n_unscored:
         assert f"{n_unscored:,} of {len(ids):,} pairs have a side without a score" in report[1]
