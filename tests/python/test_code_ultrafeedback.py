@@ -275,7 +275,7 @@ def check_corrected(wh: Warehouse, corrected) -> None:
         select pr.source_file, pr.source_row, c.preference, c.chosen_response_index,
                c.rejected_response_index, c.chosen_model, c.rejected_model, c.chosen_rating,
                c.rejected_rating, c.score_margin, c.margin, c.prompt, c.chosen, c.rejected,
-               c.integrity_flags, q.reason as quarantine_reason
+               c.integrity_flags, c.is_flagged, q.reason as quarantine_reason
         from code_ultrafeedback_pairs as c
         inner join code_ultrafeedback_prompts as pr on c.prompt_id = pr.prompt_id
         left join code_ultrafeedback_published_logic_quarantine as q on c.prompt_id = q.prompt_id
@@ -284,6 +284,7 @@ def check_corrected(wh: Warehouse, corrected) -> None:
         # the quarantine reason itself is checked by test_handmade_quarantine_reasons
         reason = g.pop("quarantine_reason")
         flags = g["integrity_flags"]
+        assert g.pop("is_flagged") == bool(flags), g
         if reason is not None:
             assert flags[-1] == "quarantined_" + reason, g
             flags[-1] = "quarantined"

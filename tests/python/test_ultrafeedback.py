@@ -222,7 +222,7 @@ def test_curated_margin_and_flags(raw, curated):
     for key, rec in raw.items():
         row, comps = curated[key], rec["completions"]
         if len(comps) < 2:
-            assert row["margin"] is None and row["integrity_flags"] == [], key
+            assert row["margin"] is None and row["integrity_flags"] == [] and not row["is_flagged"], key
             continue
         best, alt = comps[rec["best_rated"]], comps[row["random_for_best_rated_index"]]
         if best["average_rating"] is None or alt["average_rating"] is None:
@@ -233,6 +233,7 @@ def test_curated_margin_and_flags(raw, curated):
         want = [name for name, c in (("invalid_rating_chosen", best), ("invalid_rating_rejected", alt))
                 if c["invalid"]]
         assert row["integrity_flags"] == want, key
+        assert row["is_flagged"] == bool(want), key
         n_flagged += bool(want)
     assert n_flagged > 0, "the generated data must plant invalid ratings on picked completions"
 

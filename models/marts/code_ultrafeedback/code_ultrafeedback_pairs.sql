@@ -94,7 +94,10 @@ messages as (
             ]),
             "case when quarantine.prompt_id is not null then "
                 ~ make_list(["'quarantined_' || quarantine.quarantine_reason"]) ~ " end"
-        ) }} as integrity_flags
+        ) }} as integrity_flags,
+        chosen_duplicate.model is not null
+            or rejected_duplicate.model is not null
+            or quarantine.prompt_id is not null as is_flagged
 
     from oriented
     inner join prompts

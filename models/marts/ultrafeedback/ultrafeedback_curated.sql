@@ -137,7 +137,9 @@ joined as (
         {{ flag_list([
             ('picked_texts.best_rated_has_invalid_rating', 'invalid_rating_chosen'),
             ('picked_texts.random_for_best_rated_has_invalid_rating', 'invalid_rating_rejected'),
-        ]) }} as integrity_flags
+        ]) }} as integrity_flags,
+        coalesce(picked_texts.best_rated_has_invalid_rating, false)
+            or coalesce(picked_texts.random_for_best_rated_has_invalid_rating, false) as is_flagged
 
     from picks
     inner join prompts
