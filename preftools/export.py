@@ -11,27 +11,32 @@ blocks a concurrent ``dbt build`` (which then reports the lock), never the other
 Layout (``$EXPORT_DIR``, default ``exports/``)::
 
     <mart>/data/train-00000-of-0000N.parquet        one folder per mart, N files of < ~500 MB
+    <mart>/README.md                                its Hugging Face dataset card (preftools.cards):
+                                                    configs/splits, licence, source datasets, column
+                                                    descriptions from the catalog, provenance
     preference_pairs/data/<dataset>-00000-of-0000N.parquet
                                                     marts in SPLIT_BY: one split per value of
                                                     their split column (ultrafeedback,
                                                     code_ultrafeedback, rever)
-    manifest.json                                   per mart: files, row counts, schema, the
-                                                    dbt build that made them; the command line
+    manifest.json                                   per mart: files and card (sha256), row counts,
+                                                    schema, the dbt build that made them; the
+                                                    command line
 
-Loading: ``datasets.load_dataset("<EXPORT_DIR>/<mart>")`` or
-``load_dataset("parquet", data_dir="<EXPORT_DIR>/<mart>")`` gives a ``train`` split, and for
-``preference_pairs`` one split per dataset, with no configuration: ``datasets`` derives the split
-names from the ``data/<split>-NNNNN-of-NNNNN.parquet`` file names (pointing ``data_dir`` at the
-``data/`` folder itself would put every file in ``train``). pyarrow, DuckDB, polars and Spark
-read ``<mart>/data/*.parquet`` directly. A mart with no rows is exported as one schema-only file
-(no row groups): pyarrow and DuckDB read it, but ``datasets`` 5.2 refuses an empty split.
+Loading: ``datasets.load_dataset("<EXPORT_DIR>/<mart>")`` gives a ``train`` split, and for
+``preference_pairs`` one split per value of its ``split`` column: the card's ``configs`` name
+each split's files ``data/<split>-*`` (``load_dataset("parquet", data_dir="<EXPORT_DIR>/<mart>")``
+derives the same names from the file names; pointing ``data_dir`` at the ``data/`` folder itself
+would put every file in ``train``). ``python -m preftools.publish`` uploads one mart folder as a
+Hub dataset repo. pyarrow, DuckDB, polars and Spark read ``<mart>/data/*.parquet`` directly. A
+mart with no rows is exported as one schema-only file (no row groups): pyarrow and DuckDB read
+it, but ``datasets`` 5.2 refuses an empty split.
 
 Files: ZSTD (level 3), Parquet 2.6, page index, content-defined chunking (re-uploads of a changed
 export to the Hub deduplicate), and a row group size fixed per mart (about 64 MB of Arrow data,
 1,000 to 100,000 rows, from the first rows). Rows are ordered by every column in column order
 (first column first, NULLs last), so the same warehouse contents give byte-identical files with
 the same pyarrow version; nothing time-dependent is written into the Parquet files, and the
-manifest only holds what the warehouse and the command line say.
+manifest and cards only hold what the warehouse, the command line and the project checkout say.
 
 Atomic: everything is written into a hidden staging folder ``$EXPORT_DIR/.export-tmp-*`` and only
 when every selected mart is complete are the mart folders swapped in by renames (milliseconds),
@@ -73,7 +78,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from preftools import __version__, warehouse
+from preftools import __version__, cards, warehouse
 
 EXIT_ERROR = 2
 EXIT_INTERRUPTED = 130
@@ -259,6 +264,12 @@ def open_spark_warehouse(path: Path) -> Iterator:
                         f"create table {_quote(schema)}.{_quote(table_dir.name)} as select * from read_parquet(?)",
                         [files],
                     )
+            # The seed the dataset cards read (licences, Hub ids); the cards do without it.
+            schema, table = cards.REGISTRY_TABLE
+            files = sorted(str(f) for f in (path / f"{schema}.db" / table).glob("*.parquet"))
+            if files:
+                con.execute(f"create schema if not exists {_quote(schema)}")
+                con.execute(f"create table {_quote(schema)}.{_quote(table)} as select * from read_parquet(?)", [files])
             yield con
         finally:
             con.close()
@@ -325,6 +336,8 @@ class MartExport:
     split_by: str | None = None
     row_group_rows: int | None = None
     files: list[WrittenFile] = field(default_factory=list)
+    card_bytes: int = 0  # the dataset card, <mart>/README.md
+    card_sha256: str = ""
 
     @property
     def num_rows(self) -> int:
@@ -507,6 +520,31 @@ def export_mart(con, name: str, out_dir: Path, progress: bool = True) -> MartExp
     return state
 
 
+def splits_of(mart: MartExport) -> dict[str, int]:
+    """split -> rows, in the order the files were written."""
+    splits: dict[str, int] = {}
+    for f in mart.files:
+        splits[f.split] = splits.get(f.split, 0) + f.num_rows
+    return splits
+
+
+def write_card(con, mart: MartExport, out_dir: Path, context: cards.CardContext) -> None:
+    """Write the Hugging Face dataset card ``out_dir/README.md`` (a staging folder) of an exported mart."""
+    description, column_descriptions = cards.read_descriptions(con, MART_SCHEMA, mart.name)
+    text = cards.render_card(mart.name, mart.columns, splits_of(mart), context, description, column_descriptions)
+    data = text.encode("utf-8")
+    path = out_dir / cards.CARD_NAME
+    try:
+        with open(path, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+    except OSError as exc:
+        raise ExportError(f"exporting mart {mart.name}: {_os_error_message(exc, path)}") from None
+    mart.card_bytes = len(data)
+    mart.card_sha256 = hashlib.sha256(data).hexdigest()
+
+
 # --------------------------------------------------------------------------------------------
 # the export directory: lock, staging, publish, manifest
 
@@ -533,7 +571,8 @@ def export_lock(export_dir: Path) -> Iterator[None]:
         except BlockingIOError:
             holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "?"
             raise ExportError(
-                f"another export into {export_dir} is running (PID {holder}); wait for it to finish"
+                f"another export into {export_dir} is running (PID {holder}), or `preftools.publish` is uploading "
+                "from it; wait for it to finish"
             ) from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
@@ -562,9 +601,7 @@ def load_manifest(export_dir: Path) -> dict:
 
 
 def mart_entry(mart: MartExport, build, exported_by: dict) -> dict:
-    splits: dict[str, int] = {}
-    for f in mart.files:
-        splits[f.split] = splits.get(f.split, 0) + f.num_rows
+    splits = splits_of(mart)
     return {
         "table": f"{MART_SCHEMA}.{mart.name}",
         "num_rows": mart.num_rows,
@@ -581,6 +618,11 @@ def mart_entry(mart: MartExport, build, exported_by: dict) -> dict:
             }
             for f in mart.files
         ],
+        "card": {
+            "path": f"{mart.name}/{cards.CARD_NAME}",
+            "num_bytes": mart.card_bytes,
+            "sha256": mart.card_sha256,
+        },
         "order_by": [c for c, _ in mart.columns],
         "row_group_rows": mart.row_group_rows,
         "schema": [
@@ -687,7 +729,14 @@ def export(
             except OSError as exc:
                 raise ExportError(_os_error_message(exc, export_dir)) from None
             try:
-                written = [export_mart(con, name, staging / name, progress) for name in selected]
+                context = cards.read_context(
+                    con, build, exported_with=f"preftools {__version__}, pyarrow {pa.__version__}"
+                )
+                written = []
+                for name in selected:
+                    mart = export_mart(con, name, staging / name, progress)
+                    write_card(con, mart, staging / name, context)
+                    written.append(mart)
 
                 previous = load_manifest(export_dir).get("marts", {})
                 entries = {m.name: mart_entry(m, build, exported_by) for m in written}
@@ -726,7 +775,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         description=(
             "Export every mart (each table of schema main) of the DuckDB warehouse to Parquet in the "
             "Hugging Face Hub layout: EXPORT_DIR/<mart>/data/train-00000-of-0000N.parquet "
-            "(preference_pairs: one split per dataset) plus EXPORT_DIR/manifest.json."
+            "(preference_pairs: one split per dataset), a dataset card EXPORT_DIR/<mart>/README.md, "
+            "plus EXPORT_DIR/manifest.json."
         ),
         epilog=(
             "Load with datasets.load_dataset('<EXPORT_DIR>/<mart>') or pyarrow/DuckDB on "

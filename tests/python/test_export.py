@@ -91,6 +91,11 @@ def parquet_tree(root: Path) -> dict[str, str]:
     return {k: v for k, v in tree(root).items() if k.endswith(".parquet")}
 
 
+def published_tree(root: Path) -> dict[str, str]:
+    """The Parquet files and the dataset cards (what a Hub repo of a mart holds)."""
+    return {k: v for k, v in tree(root).items() if k.endswith((".parquet", "/README.md"))}
+
+
 def leftovers(root: Path) -> list[str]:
     """Temporary or partial files/folders anywhere under root."""
     return sorted(
@@ -181,7 +186,7 @@ def test_every_mart_is_exported_in_the_hub_layout(exported, marts):
     folders = sorted(p.name for p in exported.iterdir() if p.is_dir() and not p.name.startswith("."))
     assert folders == marts
     for mart in marts:
-        assert [p.name for p in (exported / mart).iterdir()] == ["data"], mart
+        assert sorted(p.name for p in (exported / mart).iterdir()) == ["README.md", "data"], mart
         for split, files in mart_files(exported, mart).items():
             totals = {int(FILE_NAME.fullmatch(f.name)["total"]) for f in files}
             indexes = [int(FILE_NAME.fullmatch(f.name)["index"]) for f in files]
@@ -296,7 +301,8 @@ def test_second_export_is_byte_identical(exported, warehouse, tmp_path):
     again = tmp_path / "again"
     assert run_cli("--duckdb-path", str(warehouse.path), "--export-dir", str(again),
                    env={"DUCKDB_THREADS": "1"}).returncode == 0
-    assert parquet_tree(again) == parquet_tree(exported)
+    assert published_tree(again) == published_tree(exported)
+    assert any(k.endswith("/README.md") for k in published_tree(again))
     # Re-exporting over an existing export replaces it with the same bytes.
     before = tree(again)
     assert run_cli("--duckdb-path", str(warehouse.path), "--export-dir", str(again)).returncode == 0
@@ -340,30 +346,36 @@ def test_many_files_and_row_groups_do_not_depend_on_batching(warehouse, con, tmp
 
 
 def test_preference_pairs_rows_pass_a_trl_check(exported, marts, con):
+    """One split per dataset for the training pairs and one `<dataset>_flagged` split for the
+    pairs an integrity check flags (issue 13); every row in TRL's explicit-prompt form: prompt =
+    messages up to the last user turn, chosen/rejected = one assistant turn each. (make
+    test-clients runs TRL itself on these files.)"""
     if "preference_pairs" not in marts:
         pytest.skip("main.preference_pairs is not in the warehouse yet (issue 6 model not built)")
     splits = mart_files(exported, "preference_pairs")
     datasets_in_table = [r[0] for r in con.execute(
         "select distinct dataset from main.preference_pairs order by 1").fetchall()]
-    assert sorted(splits) == datasets_in_table
+    flagged_in_table = [r[0] for r in con.execute(
+        "select distinct dataset from main.preference_pairs where len(integrity_flags) > 0 order by 1").fetchall()]
+    assert sorted(splits) == sorted(datasets_in_table + [d + "_flagged" for d in flagged_in_table])
     for split, files in splits.items():
         table = pa.concat_tables(pq.read_table(f) for f in files)
+        dataset, flagged = split.removesuffix("_flagged"), split.endswith("_flagged")
         assert table.num_rows == con.execute(
-            "select count(*) from main.preference_pairs where dataset = ?", [split]).fetchall()[0][0]
+            "select count(*) from main.preference_pairs where dataset = ? and (len(integrity_flags) > 0) = ?",
+            [dataset, flagged]).fetchall()[0][0]
         for row in table.to_pylist():
-            assert row["dataset"] == split
-            chosen, rejected = row["chosen"], row["rejected"]
-            for conversation in (chosen, rejected):
-                assert isinstance(conversation, list) and len(conversation) >= 2, row["pair_id"]
+            assert row["dataset"] == dataset and bool(row["integrity_flags"]) == flagged, row["pair_id"]
+            prompt, chosen, rejected = row["prompt"], row["chosen"], row["rejected"]
+            for conversation in (prompt, chosen, rejected):
+                assert isinstance(conversation, list) and conversation, row["pair_id"]
                 for message in conversation:
-                    assert set(message) == {"role", "content"}, row["pair_id"]
+                    assert list(message) == ["role", "content"], row["pair_id"]
                     assert message["role"] in TRL_ROLES and isinstance(message["content"], str), row["pair_id"]
-                assert conversation[-1]["role"] == "assistant", row["pair_id"]
-                assert conversation[-2]["role"] == "user", row["pair_id"]
-            assert chosen[:-1] == rejected[:-1], f"{row['pair_id']}: chosen and rejected have different prompts"
+            assert prompt[-1]["role"] == "user", row["pair_id"]
+            assert [m["role"] for m in chosen] == [m["role"] for m in rejected] == ["assistant"], row["pair_id"]
             assert chosen != rejected, row["pair_id"]
-            assert chosen[-1]["content"] == row["chosen_response"], row["pair_id"]
-            assert rejected[-1]["content"] == row["rejected_response"], row["pair_id"]
+            assert 0 < row["margin"] <= 1, row["pair_id"]
 
 
 def test_split_marts_become_hf_splits(warehouse, tmp_path, monkeypatch, hf_env):
@@ -405,6 +417,170 @@ def test_split_marts_become_hf_splits(warehouse, tmp_path, monkeypatch, hf_env):
     with pytest.raises(ex.ExportError, match=r"split_probe.*'hh-rlhf'.*cannot name a Hugging Face split"):
         ex.export(db, out, ["split_probe"], progress=False)
     assert tree(out) == before and leftovers(out) == []
+
+
+# --------------------------------------------------------------------------------------------
+# dataset cards (<mart>/README.md)
+
+
+def card_front_matter(path: Path) -> dict:
+    import yaml
+
+    text = path.read_text(encoding="utf-8")
+    assert text.startswith("---\n"), path
+    front, _, _ = text[4:].partition("\n---\n")
+    data = yaml.safe_load(front)
+    assert isinstance(data, dict), path
+    return data
+
+
+def card_splits(front: dict) -> dict[str, str]:
+    (config,) = front["configs"]
+    assert config["config_name"] == "default"
+    return {f["split"]: f["path"] for f in config["data_files"]}
+
+
+def registry(con) -> dict[str, dict]:
+    return {r["dataset_key"]: r for r in duck_rows(con, "select * from seeds.dataset_registry")}
+
+
+def hub_license(value: str) -> str:
+    return value if re.fullmatch(r"[a-z0-9][a-z0-9.+-]*", value) else "other"
+
+
+def test_every_card_is_in_the_manifest_and_names_the_written_splits(exported, marts):
+    manifest = json.loads((exported / "manifest.json").read_text())
+    for mart in marts:
+        card = exported / mart / "README.md"
+        entry = manifest["marts"][mart]["card"]
+        assert entry["path"] == f"{mart}/README.md"
+        assert entry["sha256"] == sha256(card) and entry["num_bytes"] == card.stat().st_size, mart
+        front = card_front_matter(card)
+        splits = card_splits(front)
+        assert sorted(splits) == sorted(mart_files(exported, mart)) == sorted(manifest["marts"][mart]["splits"]), mart
+        assert all(path == f"data/{split}-*" for split, path in splits.items()), mart
+        assert front["pretty_name"] and front["size_categories"], mart
+        body = card.read_text(encoding="utf-8")
+        for split, rows in manifest["marts"][mart]["splits"].items():
+            assert f"| {split} | {rows:,} |" in body, (mart, split)
+
+
+def test_datasets_loads_the_splits_the_card_names(exported, marts, hf_env):
+    import datasets
+
+    if "preference_pairs" not in marts:
+        pytest.skip("main.preference_pairs is not in the warehouse")
+    manifest = json.loads((exported / "manifest.json").read_text())
+    cache = str(hf_env / "cards")
+    pairs = datasets.load_dataset(str(exported / "preference_pairs"), cache_dir=cache)
+    expected = manifest["marts"]["preference_pairs"]["splits"]
+    assert sorted(pairs) == sorted(card_splits(card_front_matter(exported / "preference_pairs" / "README.md")))
+    assert {split: len(pairs[split]) for split in pairs} == expected
+    for split in pairs:  # what the card says of the splits
+        flags = pairs[split]["integrity_flags"]
+        if split.endswith("_flagged"):
+            assert all(flags), f"{split}: a pair without integrity flags"
+        else:
+            assert not any(flags), f"{split}: flagged pairs in a training split"
+    curated = datasets.load_dataset(str(exported / "ultrafeedback_curated"), cache_dir=cache)
+    assert list(curated) == ["train"]
+    assert len(curated["train"]) == manifest["marts"]["ultrafeedback_curated"]["num_rows"]
+
+
+def test_card_licence_and_sources_follow_the_registry(exported, marts, con):
+    reg = registry(con)
+    (build,) = duck_rows(con, "select * from meta.warehouse_build_info")
+    groups = build["datasets"].split(",")
+    expected_keys = {
+        "preference_pairs": [k for k, r in reg.items() if r["dataset_group"] in groups],
+        "ultrafeedback_curated": ["ultrafeedback"],
+        "audit_code_ultrafeedback_published": ["code_ultrafeedback", "code_ultrafeedback_standard"],
+        "rever_pairs": ["rever_judge", "rever_rubric"],
+        "judge_agreement": ["ultrafeedback", "rever_judge", "rever_rubric"],
+        "rejects_code_ultrafeedback_standard": ["code_ultrafeedback_standard"],
+    }
+    checked = 0
+    for mart, keys in expected_keys.items():
+        if mart not in marts:
+            continue
+        checked += 1
+        front = card_front_matter(exported / mart / "README.md")
+        body = (exported / mart / "README.md").read_text(encoding="utf-8")
+        assert sorted(front["source_datasets"]) == sorted(reg[k]["hub_id"] for k in keys), mart
+        licenses = sorted({hub_license(reg[k]["license"]) for k in keys})
+        assert front["license"] == (licenses[0] if len(licenses) == 1 else licenses), mart
+        for k in keys:
+            assert f"| {k} | [{reg[k]['hub_id']}](https://huggingface.co/datasets/{reg[k]['hub_id']}) | {reg[k]['license']} |" in body
+        if "other" in licenses:
+            assert "no licence on the dataset card" in body and "license: other" in body, mart
+    assert checked >= 4
+    # Training tables get the tags and a TRL block; an audit table does not.
+    pairs = card_front_matter(exported / "preference_pairs" / "README.md")
+    assert {"preference", "dpo", "rlhf"} <= set(pairs["tags"])
+    body = (exported / "preference_pairs" / "README.md").read_text(encoding="utf-8")
+    assert "DPOTrainer(" in body and "load_dataset(" in body
+    assert "`<dataset>_flagged`" in body and "not for training by default" in body and "`integrity_flags`" in body
+    assert "DPOTrainer(" not in (exported / "rever_summary" / "README.md").read_text(encoding="utf-8")
+
+
+def test_card_describes_the_columns_from_the_catalog(exported, con):
+    comments = con.execute(
+        "select column_name, comment from duckdb_columns() where schema_name = 'main' "
+        "and table_name = 'preference_pairs' and comment is not null and trim(comment) <> '' order by column_index"
+    ).fetchall()
+    body = (exported / "preference_pairs" / "README.md").read_text(encoding="utf-8")
+    types = dict(duck_columns(con, "preference_pairs"))
+    for column, duck_type in types.items():  # every column is listed with its type
+        assert f"| `{column}` | `{duck_type}` |" in body, column
+    if not comments:
+        pytest.skip("the warehouse has no column comments yet (dbt persist_docs not enabled): nothing to find in the card")
+    for column, comment in comments:
+        text = " ".join(comment.split()).replace("|", "\\|")
+        assert f"| `{column}` | `{types[column]}` | {text} |" in body, column
+    (table_comment,) = con.execute(
+        "select comment from duckdb_tables() where schema_name = 'main' and table_name = 'preference_pairs'"
+    ).fetchone()
+    if table_comment:
+        assert table_comment.strip() in body
+
+
+def test_card_provenance(exported, warehouse, con):
+    (build,) = duck_rows(con, "select * from meta.warehouse_build_info")
+    body = (exported / "preference_pairs" / "README.md").read_text(encoding="utf-8")
+    assert f"| `random_seed` | {build['random_seed']} |" in body
+    assert f"| dbt version | {build['dbt_version']} |" in body
+    assert f"`{build['raw_data_dir']}`" in body
+    # a rebuild of the same inputs gives the same card: the invocation id and time stay in manifest.json
+    assert build["invocation_id"] not in body
+    # The session warehouse is built on generated data (its folder holds the generator's manifest).
+    assert (warehouse.raw_dir / "_generator_manifest.json").is_file()
+    assert "| raw data revision | generated data (see _generator_manifest.json) |" in body
+    head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True)
+    commit = head.stdout.strip() if head.returncode == 0 else "unknown"
+    assert f"| project commit at export time | `{commit}`" in body
+
+
+def test_spark_layout_export_has_cards_without_descriptions(warehouse, tmp_path):
+    """--spark-warehouse: tables as <schema>.db/<table>/*.parquet carry no comments, so the cards
+    have no descriptions, but the same configs, licences (from seeds.db/dataset_registry) and build."""
+    spark = tmp_path / "spark-warehouse"
+    tables = [("main", "preference_pairs"), ("main", "rever_summary"), ("meta", "warehouse_build_info"),
+              ("seeds", "dataset_registry")]
+    with warehouse.connect() as c:
+        for schema, table in tables:
+            folder = spark / f"{schema}.db" / table
+            folder.mkdir(parents=True)
+            c.execute(f'copy (select * from {schema}."{table}") to \'{folder / "part-00000.parquet"}\' (format parquet)')
+    out = tmp_path / "exports"
+    manifest = ex.export(warehouse.path, out, progress=False, spark_warehouse=spark)
+    assert sorted(manifest["marts"]) == ["preference_pairs", "rever_summary"]
+    for mart in manifest["marts"]:
+        card = out / mart / "README.md"
+        body = card.read_text(encoding="utf-8")
+        assert "No descriptions" in body and "| `" in body, mart
+        assert sorted(card_splits(card_front_matter(card))) == sorted(manifest["marts"][mart]["splits"]), mart
+    front = card_front_matter(out / "preference_pairs" / "README.md")
+    assert front["license"] and front["source_datasets"]
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,0 +1,504 @@
+"""Hugging Face dataset cards (``README.md``) for the exported marts.
+
+``preftools.export`` writes one card per mart, ``EXPORT_DIR/<mart>/README.md``, into the same
+staging folder as the Parquet files (so a card is published, and replaced, together with its
+data) and records its sha256 in ``manifest.json``. A card holds:
+
+- YAML front matter the Hub and ``datasets`` read: ``configs`` (one ``data_files`` entry per split
+  actually written, ``data/<split>-*``), ``license`` and ``source_datasets`` (from the warehouse
+  table ``seeds.dataset_registry``), ``pretty_name``, ``tags``, ``size_categories``;
+- the mart's description and each column's name, type and description, read from the DuckDB
+  catalog (dbt ``persist_docs`` stores them as ``COMMENT``s; a Spark build has none, so its cards
+  have no descriptions);
+- rows per split, the source datasets and their licences, a "How to use" block for training
+  tables (those with ``prompt``, ``chosen`` and ``rejected`` columns), and provenance: the build
+  (``meta.warehouse_build_info``), the raw-data revision and the project's git commit at export time.
+
+Cards are deterministic: the same warehouse (and the same project commit and raw folder) gives
+the same bytes; nothing in them depends on the clock or on the export directory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+CARD_NAME = "README.md"
+REGISTRY_TABLE = ("seeds", "dataset_registry")
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
+GENERATOR_MANIFEST = "_generator_manifest.json"  # preftools.generate.MANIFEST_NAME (not imported: it pulls numpy & co)
+HUB_DATASETS_URL = "https://huggingface.co/datasets"
+TRAINING_COLUMNS = ("prompt", "chosen", "rejected")
+FLAGGED_SUFFIX = "_flagged"
+DEFAULT_SPLIT = "train"
+EXAMPLE_MODEL = "Qwen/Qwen2.5-0.5B-Instruct"
+
+# Which source datasets (registry dataset_key) feed which mart, by mart-name prefix; the longest
+# matching prefix wins. ALL_ENABLED: every registry dataset whose group the build enabled
+# (warehouse_build_info.datasets). rejects_<dataset_key> is handled in source_keys().
+ALL_ENABLED = None
+MART_SOURCES: dict[str, tuple[str, ...] | None] = {
+    "ultrafeedback_": ("ultrafeedback",),
+    "audit_ultrafeedback_": ("ultrafeedback",),
+    "code_ultrafeedback_": ("code_ultrafeedback", "code_ultrafeedback_standard"),
+    "audit_code_ultrafeedback_": ("code_ultrafeedback", "code_ultrafeedback_standard"),
+    "rever_": ("rever_judge", "rever_rubric"),
+    "judge_agreement": ("ultrafeedback", "rever_judge", "rever_rubric"),
+    "preference_pairs": ALL_ENABLED,
+    "prompt_overlap": ALL_ENABLED,
+    "row_accounting": ALL_ENABLED,
+}
+REJECTS_PREFIX = "rejects_"
+
+# A registry licence that looks like a Hub licence id is used as is; anything else ("not stated on
+# the card", free text) becomes `other`, explained in the card body.
+HUB_LICENSE_ID = re.compile(r"[a-z0-9][a-z0-9.+-]*")
+SIZE_CATEGORIES = (
+    (1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M"),
+    (10_000_000, "1M<n<10M"), (100_000_000, "10M<n<100M"), (1_000_000_000, "100M<n<1B"),
+    (10_000_000_000, "1B<n<10B"), (100_000_000_000, "10B<n<100B"), (1_000_000_000_000, "100B<n<1T"),
+)
+
+
+@dataclass(frozen=True)
+class SourceDataset:
+    key: str
+    group: str
+    hub_id: str
+    license: str | None
+
+    @property
+    def hub_license(self) -> str | None:
+        if self.license is None:
+            return None
+        value = self.license.strip().lower()
+        return value if HUB_LICENSE_ID.fullmatch(value) else "other"
+
+
+@dataclass
+class CardContext:
+    """Facts shared by every card of one export (read once from the warehouse and the machine)."""
+
+    registry: list[SourceDataset]
+    registry_in_warehouse: bool
+    build: dict | None
+    raw_revisions: dict[str, str]  # hub_id -> revision text
+    project_commit: str
+    exported_with: str  # "preftools X, pyarrow Y"
+
+
+# --------------------------------------------------------------------------------------------
+# reading what the cards say
+
+
+def _quote(identifier: str) -> str:
+    return '"' + identifier.replace('"', '""') + '"'
+
+
+def _table_exists(con, schema: str, table: str) -> bool:
+    return bool(con.execute(
+        "select count(*) from duckdb_tables() where database_name = current_database() "
+        "and schema_name = ? and table_name = ?",
+        [schema, table],
+    ).fetchall()[0][0])
+
+
+def read_registry(con) -> tuple[list[SourceDataset], bool]:
+    """The registry rows (seeds.dataset_registry), or the raw contract's datasets without licences
+    when the warehouse has no registry table. The bool says whether the table was there."""
+    schema, table = REGISTRY_TABLE
+    if _table_exists(con, schema, table):
+        cur = con.execute(f"select * from {_quote(schema)}.{_quote(table)}")
+        names = [d[0] for d in cur.description]
+        out = []
+        for row in cur.fetchall():
+            r = dict(zip(names, row))
+            if not (r.get("dataset_key") and r.get("hub_id")):
+                continue
+            licence = r.get("license", r.get("licence"))
+            out.append(SourceDataset(
+                key=str(r["dataset_key"]),
+                group=str(r.get("dataset_group") or r["dataset_key"]),
+                hub_id=str(r["hub_id"]),
+                license=None if licence is None else str(licence),
+            ))
+        return sorted(out, key=lambda d: d.key), True
+    from preftools.contract import DATASETS
+
+    return sorted((SourceDataset(d.key, d.group, d.hub_id, None) for d in DATASETS), key=lambda d: d.key), False
+
+
+def read_descriptions(con, schema: str, table: str) -> tuple[str | None, dict[str, str]]:
+    """(table comment, {column: comment}) from the DuckDB catalog; empty where there is none."""
+    row = con.execute(
+        "select comment from duckdb_tables() where database_name = current_database() "
+        "and schema_name = ? and table_name = ?",
+        [schema, table],
+    ).fetchall()
+    table_comment = row[0][0] if row and row[0][0] and str(row[0][0]).strip() else None
+    columns = {
+        name: str(comment)
+        for name, comment in con.execute(
+            "select column_name, comment from duckdb_columns() where database_name = current_database() "
+            "and schema_name = ? and table_name = ?",
+            [schema, table],
+        ).fetchall()
+        if comment is not None and str(comment).strip()
+    }
+    return table_comment, columns
+
+
+def project_commit(root: Path = PROJECT_ROOT) -> str:
+    """``git rev-parse HEAD`` of the checkout preftools runs from ("unknown" if it is not one),
+    with "+ uncommitted changes" when tracked files differ from that commit."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+
+    def git(*args: str) -> str:
+        return subprocess.run(
+            # --no-optional-locks: never take .git/index.lock (a concurrent `git commit` must not fail)
+            ["git", "--no-optional-locks", "-C", str(root), *args],
+            capture_output=True, text=True, timeout=20, check=True, env=env,
+        ).stdout.strip()
+
+    try:
+        if Path(git("rev-parse", "--show-toplevel")).resolve() != root.resolve():
+            return "unknown"  # preftools is installed inside some other repository
+        commit = git("rev-parse", "HEAD")
+        dirty = git("status", "--porcelain", "--untracked-files=no")
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    if not re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", commit):
+        return "unknown"
+    return f"{commit} + uncommitted changes" if dirty else commit
+
+
+def _build_row(build) -> dict | None:
+    if isinstance(build, list):
+        return build[0] if build else None
+    return build
+
+
+def _resolve_raw_dir(raw_data_dir: str) -> Path:
+    path = Path(raw_data_dir).expanduser()
+    # dbt runs from the project root, so a relative RAW_DATA_DIR (the default `sample_data`) is relative to it.
+    return path if path.is_absolute() else PROJECT_ROOT / path
+
+
+def _fetch_record(raw_dir: Path, hub_id: str) -> str | None:
+    """The commit preftools.fetch (huggingface_hub's local_dir download) recorded for every
+    data/*.parquet of a dataset, if they all agree and no file changed since; else None."""
+    data_dir = raw_dir / hub_id / "data"
+    records = raw_dir / hub_id / ".cache" / "huggingface" / "download" / "data"
+    try:
+        files = sorted(p for p in data_dir.glob("*.parquet") if p.is_file())
+        commits = set()
+        for f in files:
+            meta = records / f"{f.name}.metadata"
+            lines = meta.read_text().splitlines()
+            commit, timestamp = lines[0].strip(), float(lines[2])
+            if f.stat().st_mtime - 1 > timestamp or not re.fullmatch(r"[0-9a-f]{40}", commit):
+                return None  # changed after the download
+            commits.add(commit)
+    except (OSError, ValueError, IndexError):
+        return None
+    return commits.pop() if len(commits) == 1 else None
+
+
+def raw_revisions(build: dict | None, registry: list[SourceDataset]) -> dict[str, str]:
+    """hub_id -> what is known of the raw files' revision: the build's ``raw_revisions`` column when
+    it has one; else, when RAW_DATA_DIR is a local folder that still exists, "generated data" for
+    the generator's output or the commit the fetcher recorded; else "unknown". Never writes there."""
+    unknown = {d.hub_id: "unknown" for d in registry}
+    if not build:
+        return unknown
+    recorded = build.get("raw_revisions")
+    if recorded not in (None, ""):
+        if isinstance(recorded, str):
+            try:
+                recorded = json.loads(recorded)
+            except ValueError:
+                return {d.hub_id: recorded for d in registry}
+        if isinstance(recorded, dict):
+            by_key = {str(k): str(v) for k, v in recorded.items()}
+            return {d.hub_id: by_key.get(d.hub_id, by_key.get(d.key, "unknown")) for d in registry}
+        return {d.hub_id: str(recorded) for d in registry}
+
+    raw = build.get("raw_data_dir")
+    if not raw:
+        return unknown
+    raw = str(raw)
+    if raw.startswith("hf://"):
+        return {d.hub_id: "read from the Hub at build time (revision not recorded)" for d in registry}
+    if "://" in raw:
+        return unknown
+    raw_dir = _resolve_raw_dir(raw)
+    try:
+        if not raw_dir.is_dir():
+            return unknown
+        if (raw_dir / GENERATOR_MANIFEST).is_file():
+            return {d.hub_id: f"generated data (see {GENERATOR_MANIFEST})" for d in registry}
+    except OSError:
+        return unknown
+    out = {}
+    for d in registry:
+        commit = _fetch_record(raw_dir, d.hub_id)
+        out[d.hub_id] = f"{commit} (recorded by the fetcher)" if commit else "unknown"
+    return out
+
+
+def read_context(con, build, exported_with: str) -> CardContext:
+    registry, in_warehouse = read_registry(con)
+    row = _build_row(build)
+    return CardContext(
+        registry=registry,
+        registry_in_warehouse=in_warehouse,
+        build=row,
+        raw_revisions=raw_revisions(row, registry),
+        project_commit=project_commit(),
+        exported_with=exported_with,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# what a mart is made from
+
+
+def enabled_groups(build: dict | None) -> list[str] | None:
+    value = (build or {}).get("datasets")
+    if value is None:
+        return None
+    items = value if isinstance(value, list) else str(value).split(",")
+    return [str(g).strip() for g in items if str(g).strip()]
+
+
+def source_keys(mart: str, registry: list[SourceDataset], build: dict | None) -> list[str]:
+    """The registry dataset keys that feed ``mart`` (empty for a mart the mapping doesn't know)."""
+    keys_in_registry = [d.key for d in registry]
+    if mart.startswith(REJECTS_PREFIX):
+        key = mart[len(REJECTS_PREFIX):]
+        return [key] if key in keys_in_registry else []
+    matches = [p for p in MART_SOURCES if mart.startswith(p)]
+    if not matches:
+        return []
+    keys = MART_SOURCES[max(matches, key=len)]
+    if keys is ALL_ENABLED:
+        groups = enabled_groups(build)
+        return [d.key for d in registry if groups is None or d.group in groups]
+    return [k for k in keys_in_registry if k in keys]
+
+
+def is_training_table(columns: list[tuple[str, str]]) -> bool:
+    names = {c for c, _ in columns}
+    return all(c in names for c in TRAINING_COLUMNS)
+
+
+def size_category(rows: int) -> str:
+    for limit, label in SIZE_CATEGORIES:
+        if rows < limit:
+            return label
+    return "n>1T"
+
+
+# --------------------------------------------------------------------------------------------
+# rendering
+
+
+def _cell(text: object) -> str:
+    """Text for one Markdown table cell: one line, pipes escaped."""
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def _code(text: object) -> str:
+    text = " ".join(str(text).split())
+    fence = "``" if "`" in text else "`"
+    pad = " " if fence == "``" else ""
+    return f"{fence}{pad}{text}{pad}{fence}".replace("|", "\\|")
+
+
+def _pretty(mart: str) -> str:
+    words = mart.replace("_", " ").strip()
+    return (words[:1].upper() + words[1:]) if words else mart
+
+
+def _front_matter(data: dict) -> str:
+    import yaml
+
+    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, default_flow_style=False, width=10_000)
+
+
+def render_card(
+    mart: str,
+    columns: list[tuple[str, str]],
+    splits: dict[str, int],
+    context: CardContext,
+    description: str | None = None,
+    column_descriptions: dict[str, str] | None = None,
+) -> str:
+    """The README.md of one exported mart. ``splits``: split name -> rows, in file order."""
+    column_descriptions = column_descriptions or {}
+    registry = {d.key: d for d in context.registry}
+    sources = [registry[k] for k in source_keys(mart, context.registry, context.build)]
+    training = is_training_table(columns)
+    total = sum(splits.values())
+    flagged = [s for s in splits if s.endswith(FLAGGED_SUFFIX)]
+    train_splits = [s for s in splits if s not in flagged]
+
+    licenses = sorted({d.hub_license for d in sources if d.hub_license})
+    meta: dict = {"pretty_name": f"{_pretty(mart)} (preference-data warehouse)"}
+    if licenses:
+        meta["license"] = licenses[0] if len(licenses) == 1 else licenses
+    if sources:
+        meta["source_datasets"] = [d.hub_id for d in sources]
+    meta["tags"] = ["preference", "dpo", "rlhf"] if training else ["preference"]
+    meta["size_categories"] = [size_category(total)]
+    meta["configs"] = [{
+        "config_name": "default",
+        "data_files": [{"split": s, "path": f"data/{s}-*"} for s in splits],
+    }]
+
+    out: list[str] = ["---", _front_matter(meta).rstrip("\n"), "---", "", f"# {_pretty(mart)}", ""]
+    out += [
+        f"The `main.{mart}` table of the preference-data warehouse (dbt + DuckDB), exported as Parquet "
+        "in the Hub layout: one config, `default`, with the splits below.",
+        "",
+    ]
+    if description:
+        out += [description.strip(), ""]
+
+    # splits
+    out += ["## Splits", "", "| split | rows |", "|---|---:|"]
+    out += [f"| {_cell(s)} | {n:,} |" for s, n in splits.items()]
+    out += [f"| **total** | **{total:,}** |", ""]
+    if total == 0:
+        out += [
+            "This table has no rows in this build: its file holds the schema only (pyarrow and DuckDB "
+            "read it; `datasets` refuses an empty split).",
+            "",
+        ]
+    if mart == "preference_pairs":
+        out += [
+            "Splits named `<dataset>_flagged` hold the pairs an integrity check flags (their column "
+            "`integrity_flags` says which checks"
+            + ("; `is_flagged` is true" if "is_flagged" in {c for c, _ in columns} else "")
+            + "): they are **not for training by default**. The other splits, one per dataset, are the "
+            "training pairs"
+            + (f" ({', '.join(f'`{s}`' for s in train_splits)})." if train_splits else ".")
+            + (f" Flagged in this build: {', '.join(f'`{s}`' for s in flagged)}." if flagged
+               else " No pair is flagged in this build."),
+            "",
+        ]
+
+    # how to use
+    load_line = 'ds = load_dataset("ORG/NAME")  # the Hub id of this dataset, or the local folder holding this card'
+    out += ["## How to use", "", "```python"]
+    if training:
+        use = train_splits or list(splits)
+        if len(use) > 1:
+            out += ["from datasets import concatenate_datasets, load_dataset"]
+        else:
+            out += ["from datasets import load_dataset"]
+        out += ["from trl import DPOConfig, DPOTrainer", "", load_line]
+        if len(use) > 1:
+            out += [f"train = concatenate_datasets([ds[s] for s in {use!r}])"]
+        else:
+            out += [f"train = ds[{use[0]!r}]"]
+        out += [f"train = train.select_columns({list(TRAINING_COLUMNS)!r})"]
+        if mart != "preference_pairs":
+            out += ['train = train.filter(lambda row: row["chosen"] is not None and row["rejected"] is not None)']
+        out += [
+            f'trainer = DPOTrainer(model="{EXAMPLE_MODEL}", args=DPOConfig(output_dir="dpo"), train_dataset=train)',
+            "trainer.train()",
+            "```",
+            "",
+            "`prompt`, `chosen` and `rejected` are in TRL's conversational form (lists of "
+            "`{role, content}` messages); `RewardTrainer` reads the same columns.",
+        ]
+    else:
+        out += [
+            "from datasets import load_dataset",
+            "",
+            load_line,
+            f"table = ds[{next(iter(splits), DEFAULT_SPLIT)!r}]",
+            "```",
+            "",
+            "pyarrow, DuckDB, polars and Spark read `data/*.parquet` directly.",
+        ]
+    out += [""]
+
+    # columns
+    out += ["## Columns", "", "| column | type | description |", "|---|---|---|"]
+    for name, duck_type in columns:
+        text = column_descriptions.get(name)
+        out.append(f"| {_code(name)} | {_code(duck_type)} | {_cell(text) if text else '—'} |")
+    out += [""]
+    if not description and not column_descriptions:
+        out += ["No descriptions: the warehouse this was exported from has none in its catalog.", ""]
+
+    # sources and licences
+    out += ["## Source datasets and licences", ""]
+    if sources:
+        out += ["| dataset | Hub id | licence |", "|---|---|---|"]
+        for d in sources:
+            licence = d.license if d.license else "not recorded"
+            out.append(f"| {_cell(d.key)} | [{d.hub_id}]({HUB_DATASETS_URL}/{d.hub_id}) | {_cell(licence)} |")
+        out += [""]
+        unstated = [d for d in sources if d.hub_license == "other"]
+        note = (
+            "This table is derived from the datasets above and keeps their licences"
+            + (f" (`license: {', '.join(licenses)}` above)." if licenses else ".")
+        )
+        if unstated:
+            note += (
+                f" {', '.join(d.hub_id for d in unstated)} "
+                + ("states" if len(unstated) == 1 else "state")
+                + " no licence on the dataset card (hence `license: other`): check the terms with "
+                + ("its publisher" if len(unstated) == 1 else "their publishers")
+                + " before redistributing this table or training on it."
+            )
+        if not context.registry_in_warehouse:
+            note += " The warehouse has no `seeds.dataset_registry` table, so the licences are not recorded here."
+        out += [note, ""]
+    else:
+        out += ["Not recorded for this table.", ""]
+
+    # provenance
+    build = context.build or {}
+    out += ["## Provenance", "", "| | |", "|---|---|"]
+    rows: list[tuple[str, str]] = []
+    if build:
+        # No invocation id or build time: a rebuild of the same inputs gives the same card (they
+        # are in manifest.json).
+        for key, label in (
+            ("dbt_version", "dbt version"),
+            ("target_name", "dbt target"),
+            ("random_seed", "`random_seed`"),
+            ("datasets", "dataset groups built"),
+            ("raw_data_dir", "`RAW_DATA_DIR`"),
+            ("git_commit", "project commit at build time"),
+        ):
+            if build.get(key) not in (None, ""):
+                value = build[key]
+                if key == "datasets":
+                    value = ", ".join(enabled_groups(build) or [])
+                rows.append((label, _code(value) if key in ("raw_data_dir", "git_commit") else _cell(value)))
+    else:
+        rows.append(("build", "not recorded (no `meta.warehouse_build_info`)"))
+    revisions = [(d.hub_id, context.raw_revisions.get(d.hub_id, "unknown")) for d in sources]
+    if revisions:
+        if len({r for _, r in revisions}) == 1:
+            rows.append(("raw data revision", _cell(revisions[0][1])))
+        else:
+            rows.append(("raw data revision", "; ".join(f"{_cell(h)}: {_cell(r)}" for h, r in revisions)))
+    commit, _, dirty = context.project_commit.partition(" + ")
+    rows.append((
+        "project commit at export time",
+        _code(commit) + (" with uncommitted changes" if dirty else "") + " (`git rev-parse HEAD` when exported)",
+    ))
+    rows.append(("exported with", _cell(context.exported_with)))
+    out += [f"| {label} | {value} |" for label, value in rows]
+    out += [""]
+    return "\n".join(out)

@@ -1,0 +1,499 @@
+"""preftools.publish against a local stand-in for the Hugging Face Hub.
+
+A small HTTP server on 127.0.0.1 answers the calls huggingface_hub 2.4.0 makes for
+``HfApi.create_repo(repo_type="dataset", exist_ok=True)`` + ``create_branch`` +
+``upload_folder(..., delete_patterns=...)`` of small files:
+
+    POST /api/repos/create                               200, or 409 (with its URL) when the repo exists
+    POST /api/validate-yaml                              the card's front matter must be YAML
+    POST /api/datasets/<org>/<name>/branch/<branch>      a branch from main (409 if it exists)
+    GET  /api/datasets/<org>/<name>/tree/<rev>?...       recursive file listing (for the deletions)
+    POST /api/datasets/<org>/<name>/preupload/<rev>      uploadMode "regular" for every file, so the
+                                                         contents travel base64 in the commit and no
+                                                         LFS/Xet transfer is needed (huggingface_hub
+                                                         takes the mode from the server: nothing
+                                                         forces LFS or Xet for .parquet)
+    POST /api/datasets/<org>/<name>/commit/<rev>         NDJSON: header, file, deletedFile; an
+                                                         lfsFile line is refused
+    GET  /api/datasets/<org>/<name>[/revision/<rev>]     repo info (sha), for an unchanged re-publish
+
+Every request needs ``Authorization: Bearer <hub.token>`` (else 401 as the Hub answers a bad token).
+The server stores the committed files per branch; the tests compare them byte for byte with the
+export. The publisher runs as a subprocess (huggingface_hub reads HF_ENDPOINT & co at import time)
+with HF_HOME in a temp dir, so nothing leaves the machine. The export is made by preftools.export
+from a tiny hand-made DuckDB warehouse (no dbt build: fast, and independent of the models).
+"""
+
+from __future__ import annotations
+
+import base64
+import fcntl
+import hashlib
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import duckdb
+import pytest
+import yaml
+
+from preftools import export as ex
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+TIMEOUT = 90  # per subprocess; each takes ~2 s
+TOKEN = "hf_test_write_token"
+REPO_ID = "pref-org/preference-pairs"
+
+
+def git_blob_sha1(data: bytes) -> str:
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+# --------------------------------------------------------------------------------------------
+# the stand-in Hub
+
+
+class FakeHub:
+    def __init__(self) -> None:
+        self.token = TOKEN
+        # repo_id -> {"private": bool, "branches": {branch: {path: bytes}}, "heads": {branch: sha}}
+        self.repos: dict[str, dict] = {}
+        self.commits: list[dict] = []  # every commit received: repo, branch, lines (without contents)
+        self.validated: list[str] = []  # README contents sent to validate-yaml
+        self.requests: list[tuple[str, str]] = []
+        self.lock = threading.Lock()
+        self.endpoint = ""
+
+    def add_repo(self, repo_id: str, files: dict[str, bytes] | None = None, private: bool = False) -> None:
+        self.repos[repo_id] = {"private": private, "branches": {"main": dict(files or {})},
+                               "heads": {"main": hashlib.sha1(repo_id.encode()).hexdigest()}}
+
+    def files(self, repo_id: str = REPO_ID, branch: str = "main") -> dict[str, bytes]:
+        return self.repos[repo_id]["branches"][branch]
+
+
+def make_handler(hub: FakeHub):
+    repo_api = re.compile(r"^/api/datasets/([^/]+/[^/]+)(?:/(tree|preupload|commit|branch|revision)/([^/]+)(?:/(.*))?)?$")
+
+    class Handler(BaseHTTPRequestHandler):
+        timeout = 20
+
+        def log_message(self, *args):
+            pass
+
+        def _send(self, status: int, body: object = None, headers: dict | None = None):
+            data = json.dumps(body if body is not None else {}).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for k, v in (headers or {}).items():
+                self.send_header(k, v)
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(data)
+
+        def _error(self, status: int, message: str, code: str | None = None):
+            headers = {"X-Error-Message": message}
+            if code:
+                headers["X-Error-Code"] = code
+            self._send(status, {"error": message}, headers)
+
+        def _body(self) -> bytes:
+            if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+                chunks = []
+                while True:
+                    size = int(self.rfile.readline().strip() or b"0", 16)
+                    if size == 0:
+                        self.rfile.readline()
+                        return b"".join(chunks)
+                    chunks.append(self.rfile.read(size))
+                    self.rfile.readline()
+            return self.rfile.read(int(self.headers.get("Content-Length") or 0))
+
+        def _handle(self):
+            path = unquote(urlsplit(self.path).path)
+            body = self._body() if self.command == "POST" else b""
+            with hub.lock:
+                hub.requests.append((self.command, path))
+            if self.headers.get("Authorization") != f"Bearer {hub.token}":
+                return self._error(401, "Invalid credentials in Authorization header")
+            with hub.lock:
+                return self._route(path, body)
+
+        def _route(self, path: str, body: bytes):
+            if self.command == "POST" and path == "/api/repos/create":
+                payload = json.loads(body)
+                repo_id = f"{payload['organization']}/{payload['name']}"
+                if payload.get("type") != "dataset":
+                    return self._error(400, "only dataset repos here")
+                if repo_id in hub.repos:  # the Hub's 409 carries the repo URL, which create_repo reads
+                    message = "You already created this dataset repo"
+                    return self._send(409, {"error": message, "url": f"{hub.endpoint}/datasets/{repo_id}"},
+                                      {"X-Error-Message": message})
+                hub.add_repo(repo_id, private=payload.get("visibility") == "private")
+                return self._send(200, {"url": f"{hub.endpoint}/datasets/{repo_id}", "name": repo_id})
+            if self.command == "POST" and path == "/api/validate-yaml":
+                content = json.loads(body)["content"]
+                hub.validated.append(content)
+                match = re.match(r"---\n(.*?)\n---\n", content, re.S)
+                try:
+                    ok = match is not None and isinstance(yaml.safe_load(match.group(1)), dict)
+                except yaml.YAMLError:
+                    ok = False
+                if not ok:
+                    return self._send(400, {"errors": [{"message": "front matter is not a YAML mapping"}]})
+                return self._send(200, {"errors": [], "warnings": []})
+
+            m = repo_api.match(path)
+            if not m:
+                return self._error(404, "unknown route")
+            repo_id, action, rev, _rest = m.groups()
+            repo = hub.repos.get(repo_id)
+            if repo is None:
+                return self._error(404, "Repository not found", "RepoNotFound")
+            branches = repo["branches"]
+            if action == "branch" and self.command == "POST":
+                if rev in branches:
+                    return self._error(409, "Reference already exists")
+                branches[rev] = dict(branches["main"])
+                repo["heads"][rev] = repo["heads"]["main"]
+                return self._send(200, {})
+            branch = rev or "main"
+            if branch not in branches:
+                return self._error(404, f"Invalid rev id: {branch}", "RevisionNotFound")
+            files = branches[branch]
+            if action in (None, "revision") and self.command == "GET":
+                return self._send(200, {"id": repo_id, "sha": repo["heads"][branch], "private": repo["private"],
+                                        "siblings": [{"rfilename": p} for p in sorted(files)]})
+            if action == "tree" and self.command == "GET":
+                return self._send(200, [{"type": "file", "oid": git_blob_sha1(b), "size": len(b), "path": p}
+                                        for p, b in sorted(files.items())])
+            if action == "preupload" and self.command == "POST":
+                out = [{"path": f["path"], "uploadMode": "regular", "shouldIgnore": False,
+                        "oid": git_blob_sha1(files[f["path"]]) if f["path"] in files else None}
+                       for f in json.loads(body)["files"]]
+                return self._send(200, {"files": out, "commitOid": repo["heads"][branch]})
+            if action == "commit" and self.command == "POST":
+                return self._commit(repo_id, repo, branch, body)
+            return self._error(404, "unknown route")
+
+        def _commit(self, repo_id: str, repo: dict, branch: str, body: bytes):
+            new = dict(repo["branches"][branch])
+            lines = [json.loads(line) for line in body.splitlines() if line.strip()]
+            summary = []
+            for line in lines:
+                key, value = line["key"], line["value"]
+                if key == "header":
+                    summary.append(("header", value["summary"]))
+                elif key == "file":
+                    assert value.get("encoding") == "base64"
+                    new[value["path"]] = base64.b64decode(value["content"])
+                    summary.append(("file", value["path"]))
+                elif key == "deletedFile":
+                    if value["path"] not in new:
+                        return self._error(404, "A file with this name doesn't exist", "EntryNotFound")
+                    del new[value["path"]]
+                    summary.append(("deletedFile", value["path"]))
+                else:  # lfsFile, deletedFolder, ...: not expected from a regular upload
+                    return self._error(400, f"unexpected commit operation {key}")
+            oid = hashlib.sha1(body + repo["heads"][branch].encode()).hexdigest()
+            repo["branches"][branch] = new
+            repo["heads"][branch] = oid
+            hub.commits.append({"repo": repo_id, "branch": branch, "oid": oid, "ops": summary})
+            return self._send(200, {"success": True, "commitOid": oid, "hookOutput": "",
+                                    "commitUrl": f"{hub.endpoint}/datasets/{repo_id}/commit/{oid}"})
+
+        do_GET = _handle
+        do_POST = _handle
+        do_HEAD = _handle
+
+    return Handler
+
+
+@pytest.fixture
+def hub():
+    fake = FakeHub()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(fake))
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
+    thread.start()
+    fake.endpoint = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        yield fake
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# --------------------------------------------------------------------------------------------
+# a small export
+
+
+@pytest.fixture(scope="module")
+def export_dir(tmp_path_factory) -> Path:
+    """preftools.export of a hand-made warehouse: preference_pairs with training and flagged splits,
+    a one-split mart, the real dataset registry seed, a build info row and catalog comments."""
+    root = tmp_path_factory.mktemp("publish_export")
+    db = root / "warehouse.duckdb"
+    with duckdb.connect(str(db)) as c:
+        c.execute("create schema seeds")
+        c.execute("create schema meta")
+        c.execute("create table seeds.dataset_registry as select * from read_csv(?, header = true)",
+                  [str(REPO_ROOT / "seeds" / "dataset_registry.csv")])
+        c.execute("""
+            create table meta.warehouse_build_info as select
+                'test-invocation' as invocation_id, '1.11.16' as dbt_version, 'duckdb' as target_name,
+                42::bigint as random_seed, '/nonexistent/raw' as raw_data_dir,
+                'ultrafeedback,rever' as datasets, timestamp '2026-01-01 00:00:00' as built_at
+        """)
+        c.execute("""
+            create table main.preference_pairs as
+            select dataset, split, pair_id,
+                   [{'role': 'user', 'content': 'q' || pair_id}] as prompt,
+                   [{'role': 'assistant', 'content': 'good ' || pair_id}] as chosen,
+                   [{'role': 'assistant', 'content': 'bad ' || pair_id}] as rejected,
+                   flags::varchar[] as integrity_flags
+            from (values
+                ('ultrafeedback', 'ultrafeedback', 'p1', []), ('ultrafeedback', 'ultrafeedback', 'p2', []),
+                ('ultrafeedback', 'ultrafeedback_flagged', 'p3', ['invalid_rating_chosen']),
+                ('rever', 'rever', 'p4', [])
+            ) t(dataset, split, pair_id, flags)
+        """)
+        c.execute("comment on table main.preference_pairs is 'One row per preference pair.'")
+        c.execute("comment on column main.preference_pairs.pair_id is 'A stable id of the pair.'")
+        c.execute("create table main.ultrafeedback_score_bug_summary as select 'all' as scope, 3 as n")
+    out = root / "exports"
+    ex.export(db, out, progress=False)
+    return out
+
+
+def mart_tree(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def run_publish(tmp_path: Path, endpoint: str, *args: str, **env_extra: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("HF_", "HUGGINGFACE_")) and k.upper() not in
+           {"EXPORT_DIR", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"}}
+    env.update(
+        HF_ENDPOINT=endpoint,
+        HF_HOME=str(tmp_path / "hf_home"),
+        HF_TOKEN=TOKEN,
+        HF_HUB_DISABLE_TELEMETRY="1",
+        HF_HUB_DISABLE_PROGRESS_BARS="1",
+        NO_PROXY="127.0.0.1,localhost",
+        no_proxy="127.0.0.1,localhost",
+        PYTHONPATH=str(REPO_ROOT) + os.pathsep + env.get("PYTHONPATH", ""),
+    )
+    env.update(env_extra)
+    env = {k: v for k, v in env.items() if v is not None}
+    return subprocess.run(
+        [sys.executable, "-m", "preftools.publish", *args],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=TIMEOUT,
+    )
+
+
+def error_line(proc: subprocess.CompletedProcess) -> str:
+    """The one error line of a clean failure."""
+    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("publish: error:")]
+    assert len(lines) == 1, proc.stderr
+    return lines[0]
+
+
+# --------------------------------------------------------------------------------------------
+# uploads
+
+
+@pytest.mark.parametrize("xet", ["0", "1"], ids=["xet-pipeline", "no-xet"])
+def test_publish_uploads_the_export_byte_for_byte(hub, export_dir, tmp_path, xet):
+    """Both code paths of upload_folder (the hf_xet pipeline, and create_commit without hf_xet)."""
+    proc = run_publish(tmp_path, hub.endpoint, "--export-dir", str(export_dir), "--repo", REPO_ID,
+                       HF_HUB_DISABLE_XET=xet)
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    (commit,) = hub.commits
+    assert f"{hub.endpoint}/datasets/{REPO_ID}/commit/{commit['oid']}" in proc.stdout, proc.stdout
+
+    expected = mart_tree(export_dir / "preference_pairs")
+    assert sorted(expected) == [
+        "README.md", "data/rever-00000-of-00001.parquet", "data/ultrafeedback-00000-of-00001.parquet",
+        "data/ultrafeedback_flagged-00000-of-00001.parquet",
+    ]
+    assert hub.files() == expected  # byte-identical: the card and every parquet
+    # The card's YAML was validated before the upload (twice on the path without hf_xet).
+    assert hub.validated and set(hub.validated) == {expected["README.md"].decode()}
+    assert hub.repos[REPO_ID]["private"] is False
+
+    # The card on the Hub names exactly the uploaded splits.
+    front = yaml.safe_load(expected["README.md"].decode().split("---\n")[1])
+    files = front["configs"][0]["data_files"]
+    assert {f["split"] for f in files} == {"rever", "ultrafeedback", "ultrafeedback_flagged"}
+
+
+def test_private_branch_and_other_mart(hub, export_dir, tmp_path):
+    proc = run_publish(tmp_path, hub.endpoint, "--export-dir", str(export_dir), "--repo", REPO_ID,
+                       "--mart", "ultrafeedback_score_bug_summary", "--private", "--revision", "dev")
+    assert proc.returncode == 0, proc.stderr
+    repo = hub.repos[REPO_ID]
+    assert repo["private"] is True
+    assert repo["branches"]["main"] == {}
+    assert hub.files(branch="dev") == mart_tree(export_dir / "ultrafeedback_score_bug_summary")
+    assert [c["branch"] for c in hub.commits] == ["dev"]
+
+
+def test_republish_deletes_stale_data_and_skips_unchanged_files(hub, export_dir, tmp_path):
+    hub.add_repo(REPO_ID, {
+        "data/ultrafeedback-00000-of-00002.parquet": b"an older shard",
+        "data/code_ultrafeedback-00000-of-00001.parquet": b"a split this export no longer has",
+        "README.md": b"---\nlicense: mit\n---\nold card\n",
+        "notes.md": b"a file of the maintainers",
+    })
+    proc = run_publish(tmp_path, hub.endpoint, "--export-dir", str(export_dir), "--repo", REPO_ID)
+    assert proc.returncode == 0, proc.stderr
+    assert hub.files() == {**mart_tree(export_dir / "preference_pairs"), "notes.md": b"a file of the maintainers"}
+    assert len(hub.commits) == 1
+
+    # The same export again: nothing changed, so no commit; the URL of the current one is printed.
+    again = run_publish(tmp_path, hub.endpoint, "--export-dir", str(export_dir), "--repo", REPO_ID)
+    assert again.returncode == 0, again.stderr
+    assert len(hub.commits) == 1
+    assert f"/commit/{hub.commits[0]['oid']}" in again.stdout, again.stdout
+
+
+# --------------------------------------------------------------------------------------------
+# refusals
+
+
+def tampered_copy(export_dir: Path, tmp_path: Path, how: str) -> Path:
+    out = tmp_path / "exports"
+    shutil.copytree(export_dir, out)
+    data = out / "preference_pairs" / "data"
+    shard = data / "ultrafeedback-00000-of-00001.parquet"
+    if how == "flipped_byte":
+        raw = bytearray(shard.read_bytes())
+        raw[len(raw) // 2] ^= 0xFF
+        shard.write_bytes(bytes(raw))
+    elif how == "truncated":
+        shard.write_bytes(shard.read_bytes()[:-100])
+    elif how == "edited_card":
+        card = out / "preference_pairs" / "README.md"
+        card.write_text(card.read_text().replace("license:", "licence:"))
+    elif how == "extra_file":
+        (data / "extra-00000-of-00001.parquet").write_bytes(shard.read_bytes())
+    elif how == "missing_file":
+        shard.unlink()
+    elif how == "no_manifest":
+        (out / "manifest.json").unlink()
+    elif how == "no_mart":
+        shutil.rmtree(out / "preference_pairs")
+    elif how == "no_card_in_manifest":
+        manifest = json.loads((out / "manifest.json").read_text())
+        del manifest["marts"]["preference_pairs"]["card"]
+        (out / "manifest.json").write_text(json.dumps(manifest))
+    return out
+
+
+@pytest.mark.parametrize("how, needles", [
+    ("flipped_byte", ["ultrafeedback-00000-of-00001.parquet", "sha256", "run the export again"]),
+    ("truncated", ["ultrafeedback-00000-of-00001.parquet", "bytes", "run the export again"]),
+    ("edited_card", ["README.md", "sha256"]),
+    ("extra_file", ["extra-00000-of-00001.parquet", "not part of the export"]),
+    ("missing_file", ["ultrafeedback-00000-of-00001.parquet", "missing"]),
+    ("no_manifest", ["manifest.json", "preftools.export"]),
+    ("no_mart", ["preference_pairs", "run the export again"]),
+    ("no_card_in_manifest", ["no dataset card", "--marts preference_pairs"]),
+])
+def test_a_tampered_or_incomplete_export_is_refused_before_any_request(hub, export_dir, tmp_path, how, needles):
+    out = tampered_copy(export_dir, tmp_path, how)
+    proc = run_publish(tmp_path, hub.endpoint, "--export-dir", str(out), "--repo", REPO_ID)
+    line = error_line(proc)
+    for needle in needles:
+        assert needle in line, line
+    assert hub.requests == []
+
+
+@pytest.mark.parametrize("repo", ["no-namespace", "org/name/extra", "org/na me", "org/..name", "-org/name", ""])
+def test_malformed_repo_id_is_refused(hub, export_dir, tmp_path, repo):
+    proc = run_publish(tmp_path, hub.endpoint, "--export-dir", str(export_dir), f"--repo={repo}")
+    line = error_line(proc)
+    assert "not a valid Hub repo id" in line and "ORG/NAME" in line, line
+    assert hub.requests == []
+
+
+def test_missing_export_dir_and_unknown_mart(hub, export_dir, tmp_path):
+    line = error_line(run_publish(tmp_path, hub.endpoint, "--export-dir", str(tmp_path / "nope"), "--repo", REPO_ID))
+    assert str(tmp_path / "nope") in line and "make export" in line, line
+    line = error_line(run_publish(tmp_path, hub.endpoint, "--export-dir", str(export_dir), "--repo", REPO_ID,
+                                  "--mart", "no_such_mart"))
+    assert "no_such_mart" in line and "preference_pairs" in line, line
+    assert hub.requests == []
+
+
+def test_a_running_export_blocks_the_publish(hub, export_dir, tmp_path):
+    out = tmp_path / "exports"
+    shutil.copytree(export_dir, out)
+    fd = os.open(out / ".export.lock", os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # what a running export holds
+        line = error_line(run_publish(tmp_path, hub.endpoint, "--export-dir", str(out), "--repo", REPO_ID))
+    finally:
+        os.close(fd)
+    assert "export into" in line and "is running" in line, line
+    assert hub.requests == []
+
+
+def test_bad_token_is_one_line_401(hub, export_dir, tmp_path):
+    proc = run_publish(tmp_path, hub.endpoint, "--export-dir", str(export_dir), "--repo", REPO_ID,
+                       HF_TOKEN="hf_wrong_token")
+    line = error_line(proc)
+    assert "401" in line and "hf auth login" in line and "HF_TOKEN" in line, line
+    assert hub.requests and not hub.commits and REPO_ID not in hub.repos
+
+
+def test_no_token_is_refused_before_any_request(hub, export_dir, tmp_path):
+    proc = run_publish(tmp_path, hub.endpoint, "--export-dir", str(export_dir), "--repo", REPO_ID, HF_TOKEN=None)
+    line = error_line(proc)
+    assert "no Hugging Face token" in line and "hf auth login" in line and "HF_TOKEN" in line, line
+    assert hub.requests == []
+    # --token is used when given
+    proc = run_publish(tmp_path, hub.endpoint, "--export-dir", str(export_dir), "--repo", REPO_ID,
+                       "--token", TOKEN, HF_TOKEN=None)
+    assert proc.returncode == 0, proc.stderr
+    assert hub.files() == mart_tree(export_dir / "preference_pairs")
+
+
+def test_unreachable_endpoint(export_dir, tmp_path):
+    endpoint = f"http://127.0.0.1:{closed_port()}"
+    line = error_line(run_publish(tmp_path, endpoint, "--export-dir", str(export_dir), "--repo", REPO_ID))
+    assert "cannot reach the Hugging Face Hub" in line and endpoint in line and "HF_ENDPOINT" in line, line
+
+
+def test_offline_mode(hub, export_dir, tmp_path):
+    line = error_line(run_publish(tmp_path, hub.endpoint, "--export-dir", str(export_dir), "--repo", REPO_ID,
+                                  HF_HUB_OFFLINE="1"))
+    assert "HF_HUB_OFFLINE" in line, line
+    assert hub.requests == []
+
+
+def test_help(tmp_path):
+    proc = run_publish(tmp_path, "http://127.0.0.1:9", "--help")
+    assert proc.returncode == 0
+    for needle in ("--repo", "--mart", "--private", "--revision", "--token", "manifest.json", "HF_TOKEN"):
+        assert needle in proc.stdout, needle
