@@ -30,7 +30,7 @@ pair_stats as (
         count(case when decided_by = 'hard_rules' then 1 end) as n_decided_by_hard_rules,
         count(case when decided_by = 'principles' then 1 end) as n_decided_by_principles,
         count(case when decided_by = 'tie' then 1 end) as n_ties,
-        avg(score_margin) as mean_score_margin
+        {{ exact_mean("score_margin") }} as mean_score_margin
 
     from pairs
     group by source

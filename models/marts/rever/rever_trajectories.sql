@@ -36,7 +36,7 @@ item_summary as (
         count(case when item_status = 'invalid_score' then 1 end) as n_invalid_scores,
         count(case when item_status = 'score_out_of_range' then 1 end) as n_scores_out_of_range,
         count(case when kind = 'hard_rule' and is_valid and score = 1 then 1 end) as n_hard_rules_scored_1,
-        avg(case when kind = 'principle' and is_valid then score end) as valid_principle_mean
+        {{ exact_mean("case when kind = 'principle' and is_valid then score end") }} as valid_principle_mean
 
     from verdicts
     group by trajectory_id

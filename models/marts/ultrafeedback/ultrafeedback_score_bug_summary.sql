@@ -88,8 +88,8 @@ by_{{ dimension }} as (
             as n_overall_score_10_low_rating_negative_critique,
         sum(case when is_best_overall then 1 else 0 end) as n_best_overall_picks,
         sum(case when is_best_overall_not_best_rated then 1 else 0 end) as n_best_rated_is_different,
-        avg(average_rating_gap) as mean_average_rating_gap,
-        avg(overall_score_gap) as mean_overall_score_gap
+        {{ exact_mean("average_rating_gap") }} as mean_average_rating_gap,
+        {{ exact_mean("overall_score_gap") }} as mean_overall_score_gap
     from completion_facts
     {%- if dimension != 'all' %}
     group by {{ value }}
