@@ -6,7 +6,7 @@ with
 
 corrections as (
 
-    select * from {{ ref('audit_code_ultrafeedback_corrections') }}
+    select * from {{ ref('audit_code_ultrafeedback_corrections').include(database=False) }}
     where reason = 'na_rated_chosen'
 
 ),
@@ -18,7 +18,7 @@ published_audit as (
         published_pair_id,
         source_file as published_source_file,
         source_row as published_source_row
-    from {{ ref('audit_code_ultrafeedback_published') }}
+    from {{ ref('audit_code_ultrafeedback_published').include(database=False) }}
     where pair_id is not null
 
 ),
@@ -29,7 +29,7 @@ prompts as (
         prompt_id,
         source_file,
         source_row
-    from {{ ref('code_ultrafeedback_prompts') }}
+    from {{ ref('code_ultrafeedback_prompts').include(database=False) }}
 
 ),
 
@@ -57,4 +57,3 @@ listed as (
 select * from listed
 order by source_file, source_row, published_chosen_model, published_rejected_model
 
-{{ config(enabled=dataset_enabled('code_ultrafeedback')) }}

@@ -5,7 +5,7 @@ with
 
 prompts as (
 
-    select * from {{ ref('code_ultrafeedback_prompts') }}
+    select * from {{ ref('code_ultrafeedback_prompts').include(database=False) }}
     where script_outcome = 'dropped_by_na_rating'
 
 ),
@@ -15,7 +15,7 @@ responses as (
     select
         prompt_id,
         count(*) as n_responses_with_valid_rating
-    from {{ ref('code_ultrafeedback_responses') }}
+    from {{ ref('code_ultrafeedback_responses').include(database=False) }}
     where rating is not null
     group by prompt_id
 
@@ -43,4 +43,3 @@ listed as (
 select * from listed
 order by n_corrected_pairs_lost desc, source_file asc, source_row asc
 
-{{ config(enabled=dataset_enabled('code_ultrafeedback')) }}

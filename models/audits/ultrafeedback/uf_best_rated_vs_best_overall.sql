@@ -6,13 +6,13 @@ with
 
 curated as (
 
-    select * from {{ ref('ultrafeedback_curated') }}
+    select * from {{ ref('ultrafeedback_curated').include(database=False) }}
 
 ),
 
 completions as (
 
-    select * from {{ ref('ultrafeedback_completion_scores') }}
+    select * from {{ ref('ultrafeedback_completion_scores').include(database=False) }}
 
 ),
 
@@ -61,4 +61,3 @@ side_by_side as (
 select * from side_by_side
 order by average_rating_gap desc nulls last, prompt_id asc
 
-{{ config(enabled=dataset_enabled('ultrafeedback')) }}

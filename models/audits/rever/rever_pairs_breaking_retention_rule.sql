@@ -1,18 +1,17 @@
 -- Audit: pairs that break the upstream retention rule (the chosen response must score
 -- strictly higher), and pairs that cannot be checked because a side has no score.
 -- dbt show -s rever_pairs_breaking_retention_rule --limit 50
-{{ config(enabled=dataset_enabled('rever')) }}
 with
 
 pairs as (
 
-    select * from {{ ref('rever_pairs') }}
+    select * from {{ ref('rever_pairs').include(database=False) }}
 
 ),
 
 trajectories as (
 
-    select * from {{ ref('rever_trajectories') }}
+    select * from {{ ref('rever_trajectories').include(database=False) }}
 
 ),
 

@@ -6,14 +6,14 @@ with
 published_logic as (
 
     select chosen_model, rejected_model
-    from {{ ref('code_ultrafeedback_pairs_published_logic') }}
+    from {{ ref('code_ultrafeedback_pairs_published_logic').include(database=False) }}
 
 ),
 
 corrected as (
 
     select chosen_model, rejected_model
-    from {{ ref('code_ultrafeedback_pairs') }}
+    from {{ ref('code_ultrafeedback_pairs').include(database=False) }}
 
 ),
 
@@ -83,4 +83,3 @@ with_change as (
 select * from with_change
 order by abs(win_rate_change) desc nulls last, model
 
-{{ config(enabled=dataset_enabled('code_ultrafeedback')) }}

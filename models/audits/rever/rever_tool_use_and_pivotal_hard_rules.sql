@@ -4,24 +4,23 @@
 -- first, then Principle means). Pivotal verdicts are counted by whether the trajectory
 -- that gave them called the tool. Only pairs whose two verdicts are ok are considered.
 -- dbt show -s rever_tool_use_and_pivotal_hard_rules
-{{ config(enabled=dataset_enabled('rever')) }}
 with
 
 pairs as (
 
-    select * from {{ ref('rever_pairs') }} where decided_by != 'unscored'
+    select * from {{ ref('rever_pairs').include(database=False) }} where decided_by != 'unscored'
 
 ),
 
 trajectories as (
 
-    select * from {{ ref('rever_trajectories') }}
+    select * from {{ ref('rever_trajectories').include(database=False) }}
 
 ),
 
 verdicts as (
 
-    select * from {{ ref('rever_verdicts') }} where kind = 'hard_rule' and is_valid
+    select * from {{ ref('rever_verdicts').include(database=False) }} where kind = 'hard_rule' and is_valid
 
 ),
 

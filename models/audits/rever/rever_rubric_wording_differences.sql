@@ -2,24 +2,23 @@
 -- the task given to the judge (the user message of ReVeR-Traces-Judge), item by item.
 -- An item present on one side only shows with NULL on the other.
 -- dbt show -s rever_rubric_wording_differences --limit 50
-{{ config(enabled=dataset_enabled('rever')) }}
 with
 
 trajectories as (
 
-    select * from {{ ref('rever_trajectories') }}
+    select * from {{ ref('rever_trajectories').include(database=False) }}
 
 ),
 
 task_items as (
 
-    select * from {{ ref('rever_verdicts') }} where item_index is not null
+    select * from {{ ref('rever_verdicts').include(database=False) }} where item_index is not null
 
 ),
 
 rubric_items as (
 
-    select * from {{ ref('rever_rubric_items') }} where is_primary_rubric
+    select * from {{ ref('rever_rubric_items').include(database=False) }} where is_primary_rubric
 
 ),
 

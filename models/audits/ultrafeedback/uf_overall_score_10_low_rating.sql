@@ -8,7 +8,7 @@ with
 
 completions as (
 
-    select * from {{ ref('ultrafeedback_completion_scores') }}
+    select * from {{ ref('ultrafeedback_completion_scores').include(database=False) }}
 
 ),
 
@@ -40,4 +40,3 @@ flagged as (
 select * from flagged
 order by critique_sentiment asc nulls last, prompt_id asc, completion_index asc
 
-{{ config(enabled=dataset_enabled('ultrafeedback')) }}

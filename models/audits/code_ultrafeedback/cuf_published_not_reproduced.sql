@@ -5,7 +5,7 @@ with
 
 audit as (
 
-    select * from {{ ref('audit_code_ultrafeedback_published') }}
+    select * from {{ ref('audit_code_ultrafeedback_published').include(database=False) }}
 
 ),
 
@@ -23,4 +23,3 @@ listed as (
 select * from listed
 order by published_order nulls last, pair_order nulls last
 
-{{ config(enabled=dataset_enabled('code_ultrafeedback')) }}

@@ -17,7 +17,7 @@ with
 
 audit as (
 
-    select * from {{ ref('audit_ultrafeedback_published') }}
+    select * from {{ ref('audit_ultrafeedback_published').include(database=False) }}
 
 ),
 
@@ -58,4 +58,3 @@ from labelled
 where what_disagrees <> ''
 order by source_file asc, source_row asc
 
-{{ config(enabled=dataset_enabled('ultrafeedback')) }}

@@ -1,0 +1,90 @@
+"""Everyday use (issue 16): audits are views any SQL client can select from, descriptions are in
+the DuckDB catalog, and `dbt build --select +<mart>` works from an empty warehouse."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import duckdb
+import pytest
+import yaml
+
+from conftest import REPO, run_dbt
+
+pytestmark = pytest.mark.slow
+
+
+def audit_ymls() -> dict[str, dict]:
+    """audit name -> its yml entry (models/audits/<group>/_<group>__audits.yml)."""
+    out = {}
+    for path in sorted((REPO / "models" / "audits").glob("*/_*__audits.yml")):
+        for model in yaml.safe_load(path.read_text())["models"]:
+            out[model["name"]] = model
+    return out
+
+
+def test_every_audit_is_a_view_that_runs(warehouse):
+    ymls = audit_ymls()
+    assert len(ymls) >= 11
+    with warehouse.connect() as con:
+        views = {r[0] for r in con.execute(
+            "select view_name from duckdb_views() where schema_name = 'audits'").fetchall()}
+        assert views == set(ymls)
+        for name, entry in ymls.items():
+            cur = con.execute(f"select * from audits.{name}")
+            cur.fetchall()
+            assert [d[0] for d in cur.description] == [c["name"] for c in entry["columns"]], name
+
+
+def test_audits_survive_a_renamed_warehouse_file(warehouse, tmp_path):
+    """The views name the marts without the catalog, so a copy under another name still works."""
+    copy = tmp_path / "someone_elses_copy.duckdb"
+    shutil.copy(warehouse.path, copy)
+    with duckdb.connect(str(copy), read_only=True) as con:
+        n = con.execute("select count(*) from audits.uf_overall_score_10_low_rating").fetchone()[0]
+        want = con.execute(
+            "select count(*) from main.ultrafeedback_completion_scores where overall_score = 10 and average_rating <= 2"
+        ).fetchone()[0]
+    assert n == want > 0
+
+
+def test_descriptions_are_in_the_catalog(warehouse):
+    """persist_docs: what `dbt docs` shows, a SQL client sees (duckdb_tables/duckdb_columns comments)."""
+    yml = yaml.safe_load((REPO / "models/marts/cross_dataset/_cross_dataset__models.yml").read_text())
+    pairs = next(m for m in yml["models"] if m["name"] == "preference_pairs")
+    with warehouse.connect() as con:
+        table_comment = con.execute(
+            "select comment from duckdb_tables() where schema_name = 'main' and table_name = 'preference_pairs'"
+        ).fetchone()[0]
+        comments = dict(con.execute(
+            "select column_name, comment from duckdb_columns() "
+            "where schema_name = 'main' and table_name = 'preference_pairs'").fetchall())
+        audit_comment = con.execute(
+            "select comment from duckdb_views() where schema_name = 'audits' and view_name = 'cuf_model_win_rates'"
+        ).fetchone()[0]
+        undocumented = con.execute(
+            "select table_name, column_name from duckdb_columns() "
+            "where schema_name = 'main' and internal = false and comment is null").fetchall()
+    assert table_comment and table_comment.startswith("One row per preference pair")
+    for column in pairs["columns"]:
+        if "{{" not in column["description"]:  # plain descriptions appear verbatim
+            assert comments[column["name"]].strip() == column["description"].strip(), column["name"]
+    assert comments["margin"].startswith("**margin**")  # a doc block, rendered
+    assert audit_comment and "win rate" in audit_comment
+    assert undocumented == []
+
+
+@pytest.mark.parametrize("mart", ["ultrafeedback_curated", "code_ultrafeedback_pairs", "rever_pairs"])
+def test_subset_build_from_an_empty_warehouse(raw_dir, tmp_path, mart):
+    """`dbt build --select +<mart>` builds the mart, its parents and only the tests it can run."""
+    db = tmp_path / "empty.duckdb"
+    result = run_dbt(["build", "--select", f"+{mart}"], raw_dir, db, tmp_path, check=False)
+    assert result.returncode == 0, result.output[-4000:]
+    assert "ERROR=0" in result.output and "SKIP=0" in result.output
+    with duckdb.connect(str(db), read_only=True) as con:
+        marts = {r[0] for r in con.execute(
+            "select table_name from duckdb_tables() where schema_name = 'main'").fetchall()}
+        assert mart in marts and "preference_pairs" not in marts
+        assert con.execute(f"select count(*) from main.{mart}").fetchone()[0] > 0
+    assert Path(db).stat().st_size > 0
