@@ -88,3 +88,16 @@ def test_subset_build_from_an_empty_warehouse(raw_dir, tmp_path, mart):
         assert mart in marts and "preference_pairs" not in marts
         assert con.execute(f"select count(*) from main.{mart}").fetchone()[0] > 0
     assert Path(db).stat().st_size > 0
+
+
+def test_the_query_examples_of_the_readme(warehouse):
+    """README "Query the warehouse": Python to pandas and Arrow, and dbt show --inline."""
+    with duckdb.connect(str(warehouse.path), read_only=True) as con:
+        df = con.sql("select * from audits.cuf_model_win_rates").df()
+        table = con.sql("select * from audits.cuf_model_win_rates").to_arrow_table()
+        n_models = con.execute("select count(*) from audits.cuf_model_win_rates").fetchone()[0]
+    assert len(df) == table.num_rows == n_models > 0
+    result = run_dbt(["show", "--inline",
+                      "select dataset, split, count(*) as n from {{ ref('preference_pairs') }} group by all"],
+                     warehouse.raw_dir, warehouse.path, warehouse.work_dir / "show")
+    assert "ultrafeedback_flagged" in result.output and "code_ultrafeedback" in result.output
