@@ -100,4 +100,5 @@ def test_the_query_examples_of_the_readme(warehouse):
     result = run_dbt(["show", "--inline",
                       "select dataset, split, count(*) as n from {{ ref('preference_pairs') }} group by all"],
                      warehouse.raw_dir, warehouse.path, warehouse.work_dir / "show")
-    assert "ultrafeedback_flagged" in result.output and "code_ultrafeedback" in result.output
+    # (dbt show cuts long cells: the short split names are checked)
+    assert "rever_flagged" in result.output and "| ultrafeedback " in result.output
