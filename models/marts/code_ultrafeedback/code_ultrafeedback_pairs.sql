@@ -78,7 +78,7 @@ messages as (
         oriented.chosen_rating,
         oriented.rejected_rating,
         oriented.chosen_rating - oriented.rejected_rating as score_margin,
-        (oriented.chosen_rating - oriented.rejected_rating) / 4.0 as margin,
+        cast(oriented.chosen_rating - oriented.rejected_rating as double) / 4 as margin,
 
         ---------- training format: [user] prompt, [assistant] chosen / rejected
         {{ chat_messages([('user', 'prompts.instruction')]) }} as prompt,

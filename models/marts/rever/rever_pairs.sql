@@ -79,8 +79,8 @@ joined as (
         rejected.response_score as rejected_score,
         -- the highest score the pair's rubric allows: every Hard Rule satisfied, Principle mean 100
         greatest(
-            chosen.n_hard_rules + case when chosen.n_principles > 0 then 100.0 / 101 else 0 end,
-            rejected.n_hard_rules + case when rejected.n_principles > 0 then 100.0 / 101 else 0 end
+            chosen.n_hard_rules + case when chosen.n_principles > 0 then cast(100 as double) / 101 else 0 end,
+            rejected.n_hard_rules + case when rejected.n_principles > 0 then cast(100 as double) / 101 else 0 end
         ) as max_possible_score,
         chosen.used_tool as chosen_used_tool,
         rejected.used_tool as rejected_used_tool,

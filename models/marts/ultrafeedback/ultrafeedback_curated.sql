@@ -131,7 +131,7 @@ joined as (
                 then {{ chat_messages([('assistant', 'picked_texts.random_response_for_best_rated')]) }}
         end as rejected,
         picks.score_best_rated - picks.score_random_response_for_best_rated as score_margin,
-        (picks.score_best_rated - picks.score_random_response_for_best_rated) / 4.0 as margin,
+        cast(picks.score_best_rated - picks.score_random_response_for_best_rated as double) / 4 as margin,
 
         ---------- integrity of the pair: an invalid aspect rating on either side
         {{ flag_list([
