@@ -14,9 +14,11 @@ dataset group was left out of the `datasets` var or the model does not exist yet
 - ReVeR: pair margins and tool-call rates by source;
 - judge agreement: does the rubric judge side with the fixed ratings or with overall_score.
 
-How it is built: every number is aggregated in DuckDB (the warehouse is opened read-only, so a
-notebook may hold it open too); only those small aggregates reach Altair, never a response or
-prompt text. Each chart's Vega-Lite spec, data included, sits in the page as a
+How it is built: every number is aggregated in the warehouse, by the dbt views of
+models/reporting/ (schema ``reporting``, one per chart, note or headline block); this module only
+selects from them and renders (the warehouse is opened read-only, so a notebook may hold it open
+too). Only those small aggregates reach Altair, never a response or prompt text. Each chart's
+Vega-Lite spec, data included, sits in the page as a
 ``<script type="application/json" id="spec-<chart>">`` block, and the Vega, Vega-Lite and
 vega-embed JavaScript is inlined once (the bundle that vl-convert-python ships, matching Altair's
 Vega-Lite version). The page loads nothing from the network: no ``src=``/``href=`` to a URL, no
@@ -147,67 +149,7 @@ def _data(rows: list[dict]):
 
 
 # --- UltraFeedback ---------------------------------------------------------------------------
-
-UF_SCORE_GRID_SQL = """
--- completions per model x overall_score x average_rating bin (0.5 wide; 5.0 falls in [4.5, 5])
-with completions as (
-    select
-        coalesce(model, '(no model)') as model,
-        overall_score,
-        least(floor(average_rating * 2) / 2, 4.5) as rating_bin_start
-    from main.ultrafeedback_completion_scores
-    where overall_score is not null and average_rating is not null
-),
-grid as (
-    select model, overall_score, rating_bin_start, count(*) as n_completions
-    from completions
-    group by all
-)
-select
-    model,
-    cast(overall_score as double) as overall_score,
-    cast(rating_bin_start as double) as rating_bin_start,
-    cast(rating_bin_start + 0.5 as double) as rating_bin_end,
-    cast(overall_score - 0.25 as double) as score_bin_start,
-    cast(overall_score + 0.25 as double) as score_bin_end,
-    n_completions
-from grid
-order by model, overall_score, rating_bin_start
-"""
-
-UF_MODEL_BUG_SQL = """
-select
-    coalesce(dimension_value, '(no model)') as model,
-    n_completions,
-    n_overall_score_10,
-    n_overall_score_10_low_rating,
-    n_overall_score_10_negative_critique,
-    coalesce(share_overall_score_10_low_rating, 0.0) as share_overall_score_10_low_rating
-from main.ultrafeedback_score_bug_summary
-where dimension = 'model'
-order by model
-"""
-
-UF_UNPLOTTED_SQL = """
-select
-    count(*) as n_completions,
-    count(*) filter (where overall_score is null or average_rating is null) as n_unplotted
-from main.ultrafeedback_completion_scores
-"""
-
-UF_DISAGREEMENT_SQL = """
-select
-    coalesce(dimension_value, '(no source)') as source,
-    dimension,
-    n_best_overall_picks,
-    n_best_rated_is_different,
-    share_best_rated_is_different,
-    mean_average_rating_gap,
-    mean_overall_score_gap
-from main.ultrafeedback_score_bug_summary
-where dimension in ('source', 'all')
-order by dimension, source
-"""
+# (every query the report runs is a view in models/reporting/, schema `reporting`)
 
 
 def ultrafeedback_scores_section(con, tables: set[str]) -> Section:
@@ -224,9 +166,9 @@ def ultrafeedback_scores_section(con, tables: set[str]) -> Section:
         "overall_score-10 completions whose average rating is 2 or less.",
         ["ultrafeedback_completion_scores", "ultrafeedback_score_bug_summary"],
     )
-    if not _require(section, tables):
+    if not _require(section, tables, ["rpt_uf_score_grid", "rpt_uf_model_bug", "rpt_uf_unplotted"]):
         return section
-    grid = fetch_rows(con, UF_SCORE_GRID_SQL)
+    grid = fetch_rows(con, "select * from reporting.rpt_uf_score_grid order by model, overall_score, rating_bin_start")
     base = alt.Chart(_data(grid)).mark_rect(stroke="white", strokeWidth=0.3).encode(
         x=alt.X("rating_bin_start:Q", title="average rating (recomputed)", scale=alt.Scale(domain=[1, 5]),
                 axis=alt.Axis(values=[1, 2, 3, 4, 5])),
@@ -248,7 +190,7 @@ def ultrafeedback_scores_section(con, tables: set[str]) -> Section:
     )
     section.charts.append(Chart("uf-score-grid", _spec(heatmap), grid))
 
-    per_model = fetch_rows(con, UF_MODEL_BUG_SQL)
+    per_model = fetch_rows(con, "select * from reporting.rpt_uf_model_bug order by model")
     bars = alt.Chart(_data(per_model)).mark_bar().encode(
         x=alt.X("share_overall_score_10_low_rating:Q", title="share of overall_score-10 completions with average rating <= 2",
                 axis=alt.Axis(format="%"), scale=alt.Scale(domain=[0, 1])),
@@ -264,7 +206,7 @@ def ultrafeedback_scores_section(con, tables: set[str]) -> Section:
     ).properties(width=560, title="overall_score 10 given to a weak completion, per model")
     section.charts.append(Chart("uf-model-bug", _spec(bars), per_model))
 
-    unplotted = fetch_rows(con, UF_UNPLOTTED_SQL)[0]
+    unplotted = fetch_rows(con, "select * from reporting.rpt_uf_unplotted")[0]
     if unplotted["n_unplotted"]:
         section.notes.append(
             f"{unplotted['n_unplotted']:,} of {unplotted['n_completions']:,} completions have no overall_score "
@@ -285,9 +227,9 @@ def ultrafeedback_disagreement_section(con, tables: set[str]) -> Section:
         "rate over all sources.",
         ["ultrafeedback_score_bug_summary"],
     )
-    if not _require(section, tables):
+    if not _require(section, tables, ["rpt_uf_disagreement"]):
         return section
-    rows = fetch_rows(con, UF_DISAGREEMENT_SQL)
+    rows = fetch_rows(con, "select * from reporting.rpt_uf_disagreement order by dimension, source")
     by_source = [r for r in rows if r["dimension"] == "source"]
     overall = [r for r in rows if r["dimension"] == "all"]
     bars = alt.Chart(_data(by_source)).mark_bar().encode(
@@ -318,30 +260,11 @@ def ultrafeedback_disagreement_section(con, tables: set[str]) -> Section:
 
 # --- CodeUltraFeedback -----------------------------------------------------------------------
 
+# the legend's order of the reasons (rpt_cuf_reasons has one row per preference x reason)
 CUF_REASONS = [
-    ("n_na_rated_chosen", "na_rated_chosen"),
-    ("n_na_rated_rejected", "na_rated_rejected"),
-    ("n_prompt_dropped_by_last_na", "prompt_dropped_by_last_na"),
-    ("n_string_order_inverted", "string_order_inverted"),
-    ("n_invalid_rating", "invalid_rating"),
-    ("n_prompt_quarantined", "prompt_quarantined"),
-    ("n_duplicate_model", "duplicate_model"),
+    "na_rated_chosen", "na_rated_rejected", "prompt_dropped_by_last_na", "string_order_inverted",
+    "invalid_rating", "prompt_quarantined", "duplicate_model",
 ]
-
-CUF_REASONS_SQL = "\nunion all\n".join(
-    f"select coalesce(preference, '(unmatched)') as preference, '{reason}' as reason, {column} as n_pairs "
-    "from main.code_ultrafeedback_bug_summary where scope = 'preference'"
-    for column, reason in CUF_REASONS
-) + "\norder by preference, reason"
-
-CUF_PAIRS_SQL = """
-select coalesce(preference, '(unmatched)') as preference, 'published (script)' as pairs, n_published_pairs as n_pairs
-from main.code_ultrafeedback_bug_summary where scope = 'preference'
-union all
-select coalesce(preference, '(unmatched)'), 'corrected', n_corrected_pairs
-from main.code_ultrafeedback_bug_summary where scope = 'preference'
-order by 1, 2
-"""
 
 
 def code_ultrafeedback_section(con, tables: set[str]) -> Section:
@@ -358,18 +281,18 @@ def code_ultrafeedback_section(con, tables: set[str]) -> Section:
         "rows the script would crash on.",
         ["code_ultrafeedback_bug_summary"],
     )
-    if not _require(section, tables):
+    if not _require(section, tables, ["rpt_cuf_reasons", "rpt_cuf_pairs"]):
         return section
-    reasons = fetch_rows(con, CUF_REASONS_SQL)
+    reasons = fetch_rows(con, "select * from reporting.rpt_cuf_reasons order by preference, reason")
     stacked = alt.Chart(_data(reasons)).transform_filter("datum.n_pairs > 0").mark_bar().encode(
         x=alt.X("n_pairs:Q", title="pairs that differ", stack="zero"),
         y=alt.Y("preference:N", title=None),
-        color=alt.Color("reason:N", title="reason", sort=[r for _, r in CUF_REASONS]),
+        color=alt.Color("reason:N", title="reason", sort=CUF_REASONS),
         tooltip=[alt.Tooltip("preference:N"), alt.Tooltip("reason:N"), alt.Tooltip("n_pairs:Q", title="pairs")],
     ).properties(width=560, title="Differences between published and corrected pairs, by reason")
     section.charts.append(Chart("cuf-reasons", _spec(stacked), reasons))
 
-    pairs = fetch_rows(con, CUF_PAIRS_SQL)
+    pairs = fetch_rows(con, "select * from reporting.rpt_cuf_pairs order by preference, pairs")
     grouped = alt.Chart(_data(pairs)).mark_bar().encode(
         x=alt.X("n_pairs:Q", title="pairs"),
         y=alt.Y("pairs:N", title=None),
@@ -383,41 +306,6 @@ def code_ultrafeedback_section(con, tables: set[str]) -> Section:
 
 # --- ReVeR -----------------------------------------------------------------------------------
 
-REVER_MARGIN_SQL = """
--- scored pairs per source x decided_by x margin bin (0.25 wide)
-with scored as (
-    select
-        coalesce(source, '(no source)') as source,
-        decided_by,
-        floor(score_margin * 4) / 4 as margin_bin_start
-    from main.rever_pairs
-    where score_margin is not null
-)
-select
-    source,
-    decided_by,
-    cast(margin_bin_start as double) as margin_bin_start,
-    cast(margin_bin_start + 0.25 as double) as margin_bin_end,
-    count(*) as n_pairs
-from scored
-group by all
-order by source, decided_by, margin_bin_start
-"""
-
-REVER_UNSCORED_SQL = "select count(*) filter (where score_margin is null) as n_unscored, count(*) as n_pairs from main.rever_pairs"
-
-REVER_TOOL_SQL = """
-select
-    source,
-    n_trajectories,
-    n_trajectories_with_tool,
-    tool_call_rate,
-    n_pairs,
-    mean_score_margin as mean_margin,
-    share_decided_by_principles
-from main.rever_summary
-order by source
-"""
 
 
 def rever_section(con, tables: set[str]) -> Section:
@@ -434,9 +322,9 @@ def rever_section(con, tables: set[str]) -> Section:
         f"dataset card's {REVER_CARD_TOOL_CALL_RATE:.1%}, the dotted one the rate over all sources here.",
         ["rever_pairs", "rever_summary"],
     )
-    if not _require(section, tables):
+    if not _require(section, tables, ["rpt_rever_margins", "rpt_rever_tool_calls", "rpt_rever_unscored"]):
         return section
-    margins = fetch_rows(con, REVER_MARGIN_SQL)
+    margins = fetch_rows(con, "select * from reporting.rpt_rever_margins order by source, decided_by, margin_bin_start")
     hist = alt.Chart(_data(margins)).mark_bar().encode(
         x=alt.X("margin_bin_start:Q", title="margin (chosen score - rejected score)", bin="binned"),
         x2="margin_bin_end:Q",
@@ -455,7 +343,7 @@ def rever_section(con, tables: set[str]) -> Section:
     )
     section.charts.append(Chart("rever-margins", _spec(faceted), margins))
 
-    tools = fetch_rows(con, REVER_TOOL_SQL)
+    tools = fetch_rows(con, "select * from reporting.rpt_rever_tool_calls order by source")
     n_traj = sum(r["n_trajectories"] or 0 for r in tools)
     n_tool = sum(r["n_trajectories_with_tool"] or 0 for r in tools)
     reference = [
@@ -488,7 +376,7 @@ def rever_section(con, tables: set[str]) -> Section:
     chart = alt.layer(bars, rules).properties(width=560, title="Tool-call rate of the judge trajectories, by source")
     section.charts.append(Chart("rever-tool-calls", _spec(chart), tools + reference))
 
-    unscored = fetch_rows(con, REVER_UNSCORED_SQL)[0]
+    unscored = fetch_rows(con, "select * from reporting.rpt_rever_unscored")[0]
     if unscored["n_unscored"]:
         section.notes.append(
             f"{unscored['n_unscored']:,} of {unscored['n_pairs']:,} pairs have a side without a score "
@@ -500,7 +388,6 @@ def rever_section(con, tables: set[str]) -> Section:
 
 # --- judge agreement -------------------------------------------------------------------------
 
-JUDGE_SUMMARY_SQL = "select * from main.judge_agreement_summary"
 
 
 def judge_agreement_section(con, tables: set[str]) -> Section:
@@ -517,27 +404,15 @@ def judge_agreement_section(con, tables: set[str]) -> Section:
         "prefer different responses, which one the judge sides with.",
         ["judge_agreement_summary"],
     )
-    if not _require(section, tables):
+    if not _require(section, tables, ["rpt_judge_agreement_rates", "rpt_judge_agreement_sides",
+                                      "rpt_judge_agreement_coverage"]):
         return section
-    summary = fetch_rows(con, JUDGE_SUMMARY_SQL)
-    if not summary:
+    coverage = fetch_rows(con, "select * from reporting.rpt_judge_agreement_coverage")
+    if not coverage:
         section.notes.append("judge_agreement_summary is empty.")
         return section
-    s = summary[0]
-    rates = [
-        {"score": "average rating (fixed)", "n_decisive": s["n_decisive_average_rating"],
-         "n_agree": s["n_judge_agrees_with_average_rating"], "agreement_rate": s["judge_agreement_rate_with_average_rating"]},
-        {"score": "overall_score (buggy)", "n_decisive": s["n_decisive_overall_score"],
-         "n_agree": s["n_judge_agrees_with_overall_score"], "agreement_rate": s["judge_agreement_rate_with_overall_score"]},
-    ]
-    sides = [
-        {"judge_sides_with": "average rating (fixed)", "n_pairs": s["n_disagreements_judge_sides_with_average_rating"]},
-        {"judge_sides_with": "overall_score (buggy)", "n_pairs": s["n_disagreements_judge_sides_with_overall_score"]},
-        {"judge_sides_with": "neither (tie or no verdict)",
-         "n_pairs": (s["n_ratings_disagree"] or 0)
-         - (s["n_disagreements_judge_sides_with_average_rating"] or 0)
-         - (s["n_disagreements_judge_sides_with_overall_score"] or 0)},
-    ]
+    rates = fetch_rows(con, "select * from reporting.rpt_judge_agreement_rates order by score")
+    sides = fetch_rows(con, "select judge_sides_with, n_pairs from reporting.rpt_judge_agreement_sides order by sort_order")
     left = alt.Chart(_data(rates)).mark_bar().encode(
         x=alt.X("agreement_rate:Q", title="judge agrees", axis=alt.Axis(format="%"), scale=alt.Scale(domain=[0, 1])),
         y=alt.Y("score:N", title=None),
@@ -554,15 +429,25 @@ def judge_agreement_section(con, tables: set[str]) -> Section:
     chart = alt.hconcat(left, right).resolve_scale(color="independent")
     section.charts.append(Chart("judge-agreement", _spec(chart), rates + sides))
     section.notes.append(
-        f"{s['n_matched_pairs']:,} of {s['n_rever_ultrafeedback_pairs']:,} ReVeR ultrafeedback pairs matched an "
+        f"{coverage[0]['n_matched_pairs']:,} of {coverage[0]['n_rever_ultrafeedback_pairs']:,} ReVeR ultrafeedback pairs matched an "
         "UltraFeedback prompt and both its completions."
     )
     return section
 
 
-def _require(section: Section, tables: set[str]) -> bool:
-    """False (and a "not built" note) when one of the marts the section reads is not in the warehouse."""
-    section.missing = [name for name in section.reads if f"main.{name}" not in tables]
+def _missing(marts: list[str], views: list[str], tables: set[str]) -> list[str]:
+    """The marts not in the warehouse; if they all are, the reporting views that are not.
+
+    A view whose mart's dataset group was left out is disabled with it (not built either); the
+    marts are checked first because a view over a dropped mart still exists but cannot be read.
+    """
+    missing = [name for name in marts if f"main.{name}" not in tables]
+    return missing or [f"reporting.{name}" for name in views if f"reporting.{name}" not in tables]
+
+
+def _require(section: Section, tables: set[str], views: list[str]) -> bool:
+    """False (and a "not built" note) when a mart the section reads, or its reporting view, is not in the warehouse."""
+    section.missing = _missing(section.reads, views, tables)
     return not section.missing
 
 
@@ -579,21 +464,10 @@ SECTIONS: list[Callable] = [
 # headline numbers and build info
 
 HEADLINES: list[tuple[str, str, list[tuple[str, str, Callable]]]] = [
-    # (dataset, sql, [(label, column, formatter)])
+    # (dataset, reporting view (one row), [(label, column, formatter)])
     (
         "UltraFeedback",
-        """
-        select
-            (select count(*) from main.ultrafeedback_curated) as n_prompts,
-            (select count(*) from main.ultrafeedback_curated where has_no_completions) as n_no_completions,
-            n_completions,
-            n_best_rated_is_different,
-            share_best_rated_is_different,
-            n_overall_score_10,
-            n_overall_score_10_low_rating
-        from main.ultrafeedback_score_bug_summary
-        where dimension = 'all'
-        """,
+        "rpt_headline_ultrafeedback",
         [
             ("prompts (raw rows)", "n_prompts", _num),
             ("rows without completions", "n_no_completions", _num),
@@ -606,12 +480,7 @@ HEADLINES: list[tuple[str, str, list[tuple[str, str, Callable]]]] = [
     ),
     (
         "CodeUltraFeedback",
-        """
-        select n_prompts, n_prompts_dropped, n_prompts_quarantined, n_published_pairs,
-               n_published_chosen_score_na, n_corrected_pairs, n_pairs_unchanged
-        from main.code_ultrafeedback_bug_summary
-        where scope = 'total'
-        """,
+        "rpt_headline_code_ultrafeedback",
         [
             ("prompts (raw rows)", "n_prompts", _num),
             ("prompts dropped by the stale variable", "n_prompts_dropped", _num),
@@ -624,16 +493,7 @@ HEADLINES: list[tuple[str, str, list[tuple[str, str, Callable]]]] = [
     ),
     (
         "ReVeR",
-        """
-        select
-            sum(n_pairs) as n_pairs,
-            sum(n_pairs_kept) as n_pairs_kept,
-            sum(n_pairs) - sum(n_pairs_scored) as n_pairs_unscored,
-            sum(n_trajectories_with_tool) / nullif(cast(sum(n_trajectories) as double), 0) as tool_call_rate,
-            sum(mean_score_margin * n_pairs_scored) / nullif(cast(sum(n_pairs_scored) as double), 0) as mean_margin,
-            (select count(*) from main.rever_integrity) as n_integrity_breaks
-        from main.rever_summary
-        """,
+        "rpt_headline_rever",
         [
             ("pairs (ids)", "n_pairs", _num),
             ("pairs kept (chosen strictly higher)", "n_pairs_kept", _num),
@@ -645,14 +505,7 @@ HEADLINES: list[tuple[str, str, list[tuple[str, str, Callable]]]] = [
     ),
     (
         "All datasets",
-        """
-        select
-            count(*) as n_pairs,
-            count(*) filter (where dataset = 'ultrafeedback') as n_ultrafeedback,
-            count(*) filter (where dataset = 'code_ultrafeedback') as n_code_ultrafeedback,
-            count(*) filter (where dataset = 'rever') as n_rever
-        from main.preference_pairs
-        """,
+        "rpt_headline_all_datasets",
         [
             ("training pairs (preference_pairs)", "n_pairs", _num),
             ("... from UltraFeedback", "n_ultrafeedback", _num),
@@ -673,12 +526,12 @@ HEADLINE_TABLES = {
 def headline_rows(con, tables: set[str]) -> list[tuple[str, list[tuple[str, str]] | None, list[str]]]:
     """(dataset, [(measure, formatted value)] or None when not built, missing marts)."""
     out = []
-    for dataset, sql, measures in HEADLINES:
-        missing = [t for t in HEADLINE_TABLES[dataset] if f"main.{t}" not in tables]
+    for dataset, view, measures in HEADLINES:
+        missing = _missing(HEADLINE_TABLES[dataset], [view], tables)
         if missing:
             out.append((dataset, None, missing))
             continue
-        rows = fetch_rows(con, sql)
+        rows = fetch_rows(con, f"select * from reporting.{view}")
         row = rows[0] if rows else {}
         out.append((dataset, [(label, fmt(row.get(column))) for label, column, fmt in measures], []))
     return out

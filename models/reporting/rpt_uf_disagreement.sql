@@ -1,0 +1,28 @@
+-- Best-rated vs best-overall disagreement by source, and over all sources (dimension = 'all'),
+-- from the bug summary.
+{{ config(enabled=dataset_enabled('ultrafeedback')) }}
+
+with
+
+score_bug_summary as (
+
+    select * from {{ ref('ultrafeedback_score_bug_summary').include(database=False) }}
+
+),
+
+final as (
+
+    select
+        coalesce(dimension_value, '(no source)') as source,
+        dimension,
+        n_best_overall_picks,
+        n_best_rated_is_different,
+        share_best_rated_is_different,
+        mean_average_rating_gap,
+        mean_overall_score_gap
+    from score_bug_summary
+    where dimension in ('source', 'all')
+
+)
+
+select * from final
