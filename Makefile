@@ -2,7 +2,13 @@
 #   make build   venv + pinned install + `dbt build` on the bundled sample into warehouse.duckdb
 #   make test    the whole test suite (pytest: generator, dbt build on fresh generated data, audits, lint...)
 SHELL := /bin/bash
-PYTHON ?= python3.11
+
+# Python 3.11, 3.12 or 3.13 (the pins of requirements.txt need >= 3.11: DuckDB 2.0.1, numpy 2.4,
+# pandas 3, pyarrow 26). Default: python3 if it is one of them, else the newest python3.1x that
+# runs; `make build PYTHON=python3.12` picks one. Only read when the venv is created.
+SUPPORTED_PYTHONS := 3.11 3.12 3.13
+python_if_supported = $(shell $(1) -c 'import sys; sys.exit(not (3, 11) <= sys.version_info[:2] <= (3, 13))' >/dev/null 2>&1 && echo $(1))
+PYTHON ?= $(firstword $(call python_if_supported,python3) $(foreach v,3.13 3.12 3.11,$(call python_if_supported,python$(v))) python3)
 VENV := .venv
 BIN := $(VENV)/bin
 
@@ -10,10 +16,25 @@ export DBT_PROFILES_DIR := $(CURDIR)
 export RAW_DATA_DIR ?= $(CURDIR)/sample_data
 export DUCKDB_PATH ?= $(CURDIR)/warehouse.duckdb
 export EXPORT_DIR ?= $(CURDIR)/exports
+# One DuckDB thread and one dbt thread per core unless set (profiles.yml cannot count cores:
+# dbt's Jinja has no os module; there DuckDB threads default to DuckDB's own, every core).
+NPROC := $(shell nproc 2>/dev/null || getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
+export DUCKDB_THREADS ?= $(NPROC)
+export DBT_THREADS ?= $(NPROC)
 
-.PHONY: install build test lint docs generate fetch export report bench clean
+.PHONY: install build test lint docs generate fetch export publish report bench clean config check-python
+
+# One line, no traceback, when PYTHON is missing or a version the pins do not install on.
+comma := ,
+python_version = $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
+check_python = $(if $(filter $(SUPPORTED_PYTHONS),$(1)),,$(error PYTHON=$(PYTHON) is $(if $(1),Python $(1),not a working Python); \
+  this project needs Python 3.11$(comma) 3.12 or 3.13 (the pinned DuckDB 2.0.1$(comma) numpy$(comma) pandas and pyarrow need >= 3.11): \
+  install one and run e.g. `make build PYTHON=python3.12`))
+check-python:
+	$(call check_python,$(python_version))@echo "PYTHON=$(PYTHON) (Python $(python_version)) is supported"
 
 $(BIN)/.installed: requirements.txt
+	$(call check_python,$(python_version))
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
 	touch $@
@@ -26,19 +47,28 @@ build: install
 test: install lint
 	$(BIN)/python -m pytest -m "not spark and not clients"
 
+# sqlfluff's dbt templater opens the profile's DuckDB file and holds its write lock while it
+# compiles (about a minute): lint on an in-memory DuckDB, never on $(DUCKDB_PATH).
+LINT_PATHS ?= models analyses tests
 lint: install
-	$(BIN)/sqlfluff lint models analyses tests
+	DUCKDB_PATH=:memory: $(BIN)/sqlfluff lint $(LINT_PATHS)
 
 docs: install
 	$(BIN)/dbt docs generate
 
+# Generated data (seed 42, SCALE default 1.0 = upstream sizes) goes to data/generated unless
+# RAW_DATA_DIR is set in the environment or on the command line (never into the bundled sample).
+GENERATE_DIR := $(if $(filter environment command line,$(origin RAW_DATA_DIR)),$(RAW_DATA_DIR),$(CURDIR)/data/generated)
 generate: install
-	$(BIN)/python -m preftools.generate --seed 42 --scale $(or $(SCALE),1.0) --out $(RAW_DATA_DIR)
+	$(BIN)/python -m preftools.generate --seed 42 --scale $(or $(SCALE),1.0) --out $(GENERATE_DIR)
+	@echo "Build the warehouse on it with: RAW_DATA_DIR=$(GENERATE_DIR) make build"
 
 # Real data goes to data/raw unless RAW_DATA_DIR is set in the environment (never into the sample).
 FETCH_DIR := $(if $(filter environment command line,$(origin RAW_DATA_DIR)),$(RAW_DATA_DIR),$(CURDIR)/data/raw)
+# Records each dataset's commit and files in $(FETCH_DIR)/fetch.lock.json; FETCH_ARGS pins, e.g.
+# FETCH_ARGS="--lock other/fetch.lock.json" or FETCH_ARGS="--revision ultrafeedback=<sha>".
 fetch: install
-	$(BIN)/python -m preftools.fetch --raw-data-dir $(FETCH_DIR)
+	$(BIN)/python -m preftools.fetch --raw-data-dir $(FETCH_DIR) $(FETCH_ARGS)
 
 # Full-scale benchmark (issue 7): generates seed 42 at SCALE (default 1.0) once into benchmarks/cache/,
 # then times the scan floor, `dbt build`, the plain-Python reference and a build at memory_limit 2GB,
@@ -49,6 +79,13 @@ bench: install
 # Every mart (tables of schema main) to Parquet in the Hub layout under $(EXPORT_DIR), plus manifest.json.
 export: install
 	$(BIN)/python -m preftools.export
+
+# One exported mart of $(EXPORT_DIR) to the Hugging Face Hub as a dataset repo (preftools/publish.py):
+#   make publish REPO=org/name [MART=ultrafeedback_curated] [PRIVATE=1] [REVISION=<branch>]
+publish: install
+	@test -n "$(REPO)" || { echo "make publish needs REPO=org/name, the Hub dataset repo to upload to" >&2; exit 2; }
+	$(BIN)/python -m preftools.publish --repo "$(REPO)" $(if $(MART),--mart "$(MART)") \
+	  $(if $(filter-out 0 false no,$(PRIVATE)),--private) $(if $(REVISION),--revision "$(REVISION)")
 
 # The audit report: one self-contained HTML file (charts inline, opens offline) from the marts of
 # $(DUCKDB_PATH), read-only; a mart that was not built shows as "not built". OUT overrides the path.
@@ -82,3 +119,11 @@ install-clients: $(BIN)/.installed-clients
 
 test-clients: install-clients
 	$(BIN)/python -m pytest tests/python/test_clients.py -m clients -v
+
+# The settings make passes on (read back from the environment the tools get), and the Python
+# a new venv would be made with.
+config:
+	@printf '%s\n' "PYTHON=$(PYTHON)" "VENV=$(VENV)" "RAW_DATA_DIR=$$RAW_DATA_DIR" "DUCKDB_PATH=$$DUCKDB_PATH" \
+	  "EXPORT_DIR=$$EXPORT_DIR" "DUCKDB_THREADS=$$DUCKDB_THREADS" "DUCKDB_MEMORY_LIMIT=$${DUCKDB_MEMORY_LIMIT:-2GB}" \
+	  "DBT_THREADS=$$DBT_THREADS" "DBT_TARGET=$${DBT_TARGET:-duckdb}" "DBT_PROFILES_DIR=$$DBT_PROFILES_DIR" \
+	  "FETCH_DIR=$(FETCH_DIR)" "GENERATE_DIR=$(GENERATE_DIR)"

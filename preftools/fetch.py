@@ -1,11 +1,18 @@
 """Download the five upstream preference datasets from the Hugging Face Hub.
 
-    python -m preftools.fetch [--raw-data-dir DIR] [--datasets key1,key2] [--revision main]
+    python -m preftools.fetch [--raw-data-dir DIR] [--datasets key1,key2]
+                              [--revision REV] [--revision DATASET=REV ...] [--lock FILE]
 
 Files land in the Hub layout the dbt sources read, ``$RAW_DATA_DIR/<org>/<dataset>/data/*.parquet``
 (only ``data/*.parquet`` is downloaded). Each dataset's revision is first resolved to a commit, then
 ``huggingface_hub.snapshot_download`` fetches that commit (re-running skips files already there), and
 every parquet footer is checked against the schema in :mod:`preftools.contract`.
+
+Provenance: ``$RAW_DATA_DIR/fetch.lock.json`` records, per dataset, the commit the files came from
+and each file's name, size and sha256 (computed from the downloaded bytes). ``dbt build`` copies the
+commits into ``meta.warehouse_build_info.raw_revisions`` (and from there into the export manifest)
+while the files still match the lock. ``--lock FILE`` fetches exactly the commits of a lock file
+and checks every file's sha256 against it; ``--revision DATASET=COMMIT`` pins one dataset.
 
 Errors are reported as one line per problem on stderr and exit code 2; no tracebacks
 (set ``PREFTOOLS_DEBUG=1`` to get one for an unexpected error).
@@ -16,13 +23,17 @@ from __future__ import annotations
 import argparse
 import errno
 import fnmatch
+import hashlib
+import json
 import os
+import re
 import shlex
 import sys
 import tempfile
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 from preftools.contract import DATASETS, DATASETS_BY_KEY, RawDataset
 
@@ -31,6 +42,9 @@ DEFAULT_RAW_DATA_DIR = "data/raw"
 ALLOW_PATTERN = "data/*.parquet"
 REPO_INFO_TIMEOUT = 30.0  # seconds; raised by HF_HUB_ETAG_TIMEOUT if that is larger
 LOGIN_HINT = "run `hf auth login` (older huggingface_hub: `huggingface-cli login`) or set HF_TOKEN"
+LOCK_NAME = "fetch.lock.json"  # beside the raw data: $RAW_DATA_DIR/fetch.lock.json (macros/raw_provenance.sql reads it)
+LOCK_VERSION = 1
+COMMIT_RE = re.compile(r"[0-9a-f]{40}")
 
 EPILOG = f"""\
 datasets (key: Hub id):
@@ -42,6 +56,11 @@ HF_HOME and the usual proxy variables. Progress bars can be turned off with
 HF_HUB_DISABLE_PROGRESS_BARS=1.
 
 Then build on the files with:  RAW_DATA_DIR=<dir> make build   (or RAW_DATA_DIR=<dir> dbt build)
+
+Every run writes <dir>/fetch.lock.json: each dataset's commit and its files (name, size, sha256).
+The build records those commits in meta.warehouse_build_info.raw_revisions and the export copies
+them into manifest.json. Reproduce a fetch elsewhere with:  --lock <that fetch.lock.json>
+Pin one dataset with:  --revision ultrafeedback=<commit sha>  (repeatable; REV alone applies to all)
 
 No fetch needed on a machine with internet and DuckDB's httpfs extension:
 RAW_DATA_DIR=hf://datasets makes dbt read the parquet files straight from the Hub
@@ -60,9 +79,11 @@ class FetchError(Exception):
 @dataclass
 class Fetched:
     dataset: RawDataset
+    revision: str = "main"  # what was asked for
     commit: str | None = None
     files: list[Path] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    lock_entry: dict | None = None  # what fetch.lock.json records for the dataset (after a download)
 
 
 # --------------------------------------------------------------------------------------------
@@ -92,14 +113,23 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--revision",
-        default="main",
-        help="branch, tag or commit to download, for every dataset (default: main)",
+        action="append",
+        default=None,
+        metavar="REV|DATASET=REV",
+        help="branch, tag or commit to download: REV for every dataset (default: main), DATASET=REV "
+        "for one (repeatable), e.g. --revision ultrafeedback=<commit sha>",
+    )
+    parser.add_argument(
+        "--lock",
+        default=None,
+        metavar="FILE",
+        help=f"reproduce a fetch: download the commits recorded in FILE (a {LOCK_NAME}) and check every "
+        "file's sha256 against it (default datasets: those in FILE)",
     )
     args = parser.parse_args(argv)
 
-    if args.datasets is None:
-        args.selected = list(DATASETS)
-    else:
+    keys = None
+    if args.datasets is not None:
         keys = [k.strip() for k in args.datasets.split(",") if k.strip()]
         unknown = [k for k in keys if k not in DATASETS_BY_KEY]
         if unknown or not keys:
@@ -107,10 +137,53 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                 f"unknown dataset key(s): {', '.join(unknown) or '(none given)'}; "
                 f"valid keys: {', '.join(DATASETS_BY_KEY)}"
             )
-        args.selected = [d for d in DATASETS if d.key in keys]  # contract order, no duplicates
-    if not args.revision.strip():
-        parser.error("--revision must not be empty")
+
+    args.default_revision = "main"
+    args.pinned = {}  # dataset key -> revision given with --revision KEY=REV
+    for item in args.revision or []:
+        key, sep, rev = item.partition("=")
+        if not sep:
+            if not item.strip():
+                parser.error("--revision must not be empty")
+            if args.default_revision != "main" and args.default_revision != item.strip():
+                parser.error(f"--revision given twice for every dataset ({args.default_revision}, {item.strip()})")
+            args.default_revision = item.strip()
+            continue
+        key, rev = key.strip(), rev.strip()
+        if key not in DATASETS_BY_KEY:
+            parser.error(f"--revision {item}: unknown dataset key {key!r}; valid keys: {', '.join(DATASETS_BY_KEY)}")
+        if not rev:
+            parser.error(f"--revision {item}: the revision must not be empty")
+        if key in args.pinned and args.pinned[key] != rev:
+            parser.error(f"--revision given twice for {key} ({args.pinned[key]}, {rev})")
+        args.pinned[key] = rev
+    if args.lock is not None and args.revision:
+        parser.error("--lock fetches the commits of the lock file; it cannot be combined with --revision")
+
+    args.lock_data = None
+    if args.lock is not None:
+        try:
+            args.lock_data = read_lock(Path(args.lock).expanduser())
+        except FetchError as exc:
+            parser.error(str(exc))
+        in_lock = [d.key for d in DATASETS if d.key in args.lock_data["datasets"]]
+        if keys is None:
+            keys = in_lock
+        missing = [k for k in keys if k not in in_lock]
+        if missing:
+            parser.error(f"--lock {args.lock} has no entry for {', '.join(missing)} (it has: {', '.join(in_lock) or 'none'})")
+    if keys is not None:
+        not_selected = [k for k in args.pinned if k not in keys]
+        if not_selected:
+            parser.error(f"--revision names {', '.join(not_selected)}, which --datasets does not select")
+    args.selected = list(DATASETS) if keys is None else [d for d in DATASETS if d.key in keys]  # contract order
     return args
+
+
+def revision_for(args: argparse.Namespace, ds: RawDataset) -> str:
+    if args.lock_data is not None:
+        return args.lock_data["datasets"][ds.key]["revision"]
+    return args.pinned.get(ds.key, args.default_revision)
 
 
 def resolve_raw_data_dir(arg: str | None) -> Path:
@@ -132,6 +205,138 @@ def ensure_writable_dir(path: Path) -> None:
         os.unlink(probe)
     except OSError as exc:
         raise FetchError(_os_error_message(exc, path)) from None
+
+
+# --------------------------------------------------------------------------------------------
+# fetch.lock.json
+
+
+def read_lock(path: Path) -> dict:
+    """A lock file written by this module, validated enough to pin from; FetchError otherwise."""
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise FetchError(f"lock file {path} does not exist") from None
+    except OSError as exc:
+        raise FetchError(f"cannot read lock file {path}: {_one_line(exc.strerror or exc)}") from None
+    except ValueError as exc:
+        raise FetchError(f"lock file {path} is not valid JSON: {_one_line(exc)}") from None
+    datasets = data.get("datasets") if isinstance(data, dict) else None
+    if not isinstance(datasets, dict):
+        raise FetchError(f"lock file {path} has no \"datasets\" object; is it a {LOCK_NAME} written by preftools.fetch?")
+    for key, entry in datasets.items():
+        ds = DATASETS_BY_KEY.get(key)
+        if ds is None:
+            raise FetchError(f"lock file {path}: unknown dataset key {key!r}; valid keys: {', '.join(DATASETS_BY_KEY)}")
+        if not isinstance(entry, dict) or not COMMIT_RE.fullmatch(str(entry.get("revision", ""))):
+            raise FetchError(f"lock file {path}: {key} has no 40-hex commit in \"revision\"")
+        if entry.get("hub_id", ds.hub_id) != ds.hub_id:
+            raise FetchError(f"lock file {path}: {key} is {entry.get('hub_id')}, but the contract says {ds.hub_id}")
+        files = entry.get("files")
+        if not isinstance(files, list) or not all(isinstance(f, dict) and "path" in f for f in files):
+            raise FetchError(f"lock file {path}: {key} has no \"files\" list")
+    return data
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _public_endpoint() -> str:
+    """HF_ENDPOINT without any user:password@ part."""
+    parts = urlsplit(_endpoint())
+    netloc = parts.netloc.rpartition("@")[2]
+    return urlunsplit((parts.scheme, netloc, parts.path, "", "")).rstrip("/")
+
+
+def lock_entry(ds: RawDataset, raw_data_dir: Path, revision: str, commit: str, hub_files: list[str] | None) -> dict:
+    """What fetch.lock.json records for a dataset just downloaded: the commit and, for each of its
+    data/*.parquet files on disk (those of the Hub's listing when known), name, size and sha256."""
+    data_dir = ds.data_dir(raw_data_dir)
+    wanted = None if hub_files is None else {Path(f).name for f in hub_files}
+    files = []
+    for path in sorted(p for p in data_dir.glob("*.parquet") if p.is_file()):
+        if wanted is not None and path.name not in wanted:
+            continue  # a left-over shard (reported as a problem): not part of this commit
+        files.append({"path": f"data/{path.name}", "size": path.stat().st_size, "sha256": sha256_of(path)})
+    return {
+        "hub_id": ds.hub_id,
+        "requested_revision": revision,
+        "revision": commit,
+        "endpoint": _public_endpoint(),
+        "files": files,
+    }
+
+
+def files_on_disk_match(ds: RawDataset, raw_data_dir: Path, entry: dict) -> bool:
+    """Do the dataset's data/*.parquet files still have the names and sizes ``entry`` records?"""
+    try:
+        on_disk = {
+            f"data/{p.name}": p.stat().st_size for p in ds.data_dir(raw_data_dir).glob("*.parquet") if p.is_file()
+        }
+    except OSError:
+        return False
+    return on_disk == {f.get("path"): f.get("size") for f in entry.get("files", [])}
+
+
+def lock_differences(entry: dict, pinned: dict) -> list[str]:
+    """How the files just fetched differ from the lock file's record of them."""
+    problems = []
+    got = {f["path"]: f for f in entry["files"]}
+    want = {f["path"]: f for f in pinned.get("files", [])}
+    for path in sorted(want.keys() - got.keys()):
+        problems.append(f"{path} is in the lock file but was not fetched")
+    for path in sorted(got.keys() - want.keys()):
+        problems.append(f"{path} was fetched but is not in the lock file")
+    for path in sorted(got.keys() & want.keys()):
+        for attr in ("size", "sha256"):
+            if want[path].get(attr) is not None and want[path][attr] != got[path][attr]:
+                problems.append(f"{path} has {attr} {got[path][attr]}, the lock file says {want[path][attr]}")
+                break
+    return problems
+
+
+def write_lock(raw_data_dir: Path, fetched: list[Fetched]) -> Path | None:
+    """Update ``raw_data_dir/fetch.lock.json``: a new entry for each dataset downloaded now; an earlier
+    entry is kept only while the files on disk still match it (otherwise the build says "unknown").
+    None when there is nothing to record and no lock file yet."""
+    path = raw_data_dir / LOCK_NAME
+    try:
+        previous = read_lock(path)["datasets"] if path.exists() else {}
+    except FetchError:
+        previous = {}  # unreadable: rewritten from what is known now
+    entries = {r.dataset.key: r.lock_entry for r in fetched if r.lock_entry is not None}
+    for key, entry in previous.items():
+        if key in entries:
+            continue
+        ds = DATASETS_BY_KEY[key]
+        if files_on_disk_match(ds, raw_data_dir, entry):
+            entries[key] = entry
+    if not entries and not path.exists():
+        return None
+    lock = {
+        "lock_version": LOCK_VERSION,
+        "written_by": "python -m preftools.fetch",
+        "reproduce": f"python -m preftools.fetch --lock {LOCK_NAME} --raw-data-dir <dir>",
+        "datasets": {d.key: entries[d.key] for d in DATASETS if d.key in entries},
+    }
+    fd, tmp = tempfile.mkstemp(prefix=f".{LOCK_NAME}.", suffix=".tmp", dir=raw_data_dir)
+    try:
+        with os.fdopen(fd, "w") as fh:
+            json.dump(lock, fh, indent=2, sort_keys=False)
+            fh.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return path
 
 
 # --------------------------------------------------------------------------------------------
@@ -370,18 +575,19 @@ def _is_data_parquet(path: str) -> bool:
     return fnmatch.fnmatch(path, ALLOW_PATTERN) and "/" not in path[len("data/"):]
 
 
-def fetch_dataset(api, ds: RawDataset, raw_data_dir: Path, revision: str) -> Fetched:
-    """Resolve ``revision`` to a commit, download data/*.parquet of that commit, verify."""
+def fetch_dataset(api, ds: RawDataset, raw_data_dir: Path, revision: str, pinned: dict | None = None) -> Fetched:
+    """Resolve ``revision`` to a commit, download data/*.parquet of that commit, verify (against
+    the Hub's sizes and LFS sha256 when it gives them, and against ``pinned``, a lock entry)."""
     from huggingface_hub import snapshot_download
 
-    result = Fetched(ds)
+    result = Fetched(ds, revision=revision)
     local_dir = raw_data_dir / ds.hub_id
     from huggingface_hub import constants
 
     try:
         # huggingface_hub sets no timeout on this call (a black-holed network would hang for minutes).
         timeout = max(REPO_INFO_TIMEOUT, float(constants.HF_HUB_ETAG_TIMEOUT))
-        info = api.dataset_info(ds.hub_id, revision=revision, timeout=timeout)
+        info = api.dataset_info(ds.hub_id, revision=revision, timeout=timeout, files_metadata=True)
     except Exception as exc:  # noqa: BLE001 - classified into one line
         raise describe_error(exc, ds, revision, local_dir) from None
     result.commit = info.sha
@@ -415,6 +621,22 @@ def fetch_dataset(api, ds: RawDataset, raw_data_dir: Path, revision: str) -> Fet
         raise describe_error(exc, ds, revision, local_dir) from None
 
     result.files, result.problems = verify_dataset(ds, raw_data_dir, expected_files)
+    if info.sha:
+        try:
+            result.lock_entry = lock_entry(ds, raw_data_dir, revision, info.sha, expected_files)
+        except OSError as exc:
+            raise FetchError(f"{ds.hub_id} ({ds.key}): {_os_error_message(exc, local_dir)}") from None
+        hub = {s.rfilename: s for s in info.siblings or []}
+        for f in result.lock_entry["files"]:
+            sibling = hub.get(f["path"])
+            lfs_sha = getattr(getattr(sibling, "lfs", None), "sha256", None)
+            if (lfs_sha and lfs_sha != f["sha256"]) or (sibling is not None and sibling.size not in (None, f["size"])):
+                result.problems.append(
+                    f"{local_dir / f['path']} does not match the Hub's size/sha256 for it (incomplete or corrupt "
+                    "download?); delete it and fetch again"
+                )
+        if pinned is not None:
+            result.problems += lock_differences(result.lock_entry, pinned)
     return result
 
 
@@ -477,8 +699,9 @@ def main(argv: list[str] | None = None) -> int:
     fetched: list[Fetched] = []
     failed = False
     for index, ds in enumerate(args.selected):
+        pinned = args.lock_data["datasets"][ds.key] if args.lock_data is not None else None
         try:
-            result = fetch_dataset(api, ds, raw_data_dir, args.revision)
+            result = fetch_dataset(api, ds, raw_data_dir, revision_for(args, ds), pinned)
         except FetchError as exc:
             _error(str(exc))
             failed = True
@@ -494,13 +717,21 @@ def main(argv: list[str] | None = None) -> int:
         fetched.append(result)
 
     if fetched:
-        print(f"\nFiles in {raw_data_dir} (revision {args.revision}):")
+        print(f"\nFiles in {raw_data_dir}:")
         for r in fetched:
             status = "ok" if not r.problems else f"{len(r.problems)} problem(s)"
+            asked = "" if r.revision == r.commit else f" ({r.revision})"
             print(
-                f"  {r.dataset.key:<28} {r.dataset.hub_id}@{(r.commit or '?')[:12]}  "
+                f"  {r.dataset.key:<28} {r.dataset.hub_id}@{(r.commit or '?')[:12]}{asked}  "
                 f"{len(r.files)} file(s), {_size(r.files)}  {status}  -> {r.dataset.data_dir(raw_data_dir)}"
             )
+    try:
+        lock_path = write_lock(raw_data_dir, fetched)
+    except OSError as exc:
+        _error(f"cannot write the lock file: {_os_error_message(exc, raw_data_dir / LOCK_NAME)}")
+        return EXIT_ERROR
+    if fetched and lock_path is not None:
+        print(f"Commits and file hashes recorded in {lock_path} (reproduce with --lock {shlex.quote(str(lock_path))})")
     if failed:
         return EXIT_ERROR
     hint = build_hint(raw_data_dir)

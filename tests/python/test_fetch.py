@@ -3,7 +3,7 @@
 A small HTTP server on 127.0.0.1 answers the calls huggingface_hub 2.x makes for
 ``HfApi.dataset_info`` + ``snapshot_download(repo_type="dataset", local_dir=...)``:
 
-    GET  /api/datasets/<org>/<name>/revision/<rev>      repo info: sha + siblings
+    GET  /api/datasets/<org>/<name>/revision/<rev>      repo info: sha + siblings (size, LFS sha256)
     GET  /api/datasets/<org>/<name>/tree/<sha>?...      recursive file listing
     HEAD /datasets/<org>/<name>/resolve/<sha>/<path>    X-Repo-Commit, ETag, Content-Length
     GET  /datasets/<org>/<name>/resolve/<sha>/<path>    the bytes
@@ -52,17 +52,37 @@ def contract_files(schema: pa.Schema) -> dict[str, bytes]:
 
 
 class FakeHub:
-    """repos: repo_id -> {path: bytes}; gated: repo ids answered with 401 GatedRepo."""
+    """repos: repo_id -> {path: bytes} at main; gated: repo ids answered with 401 GatedRepo.
+    push() moves main to a new commit, the earlier ones stay reachable by their sha;
+    bad_lfs: repo ids whose listing advertises a wrong LFS sha256 (a corrupt download)."""
 
     def __init__(self) -> None:
         self.repos: dict[str, dict[str, bytes]] = {}
         self.gated: set[str] = set()
+        self.bad_lfs: set[str] = set()
+        self.heads: dict[str, str] = {}
+        self.history: dict[str, dict[str, dict[str, bytes]]] = {}
         self.requests: list[tuple[str, str]] = []
         self.lock = threading.Lock()
 
-    @staticmethod
-    def sha(repo_id: str) -> str:
-        return hashlib.sha1(repo_id.encode()).hexdigest()
+    def sha(self, repo_id: str) -> str:
+        """The commit main points to."""
+        return self.heads.get(repo_id) or hashlib.sha1(repo_id.encode()).hexdigest()
+
+    def push(self, repo_id: str, files: dict[str, bytes]) -> str:
+        old = self.sha(repo_id)
+        self.history.setdefault(repo_id, {})[old] = self.repos[repo_id]
+        self.repos[repo_id] = files
+        self.heads[repo_id] = hashlib.sha1(f"{repo_id}@{old}".encode()).hexdigest()
+        return self.heads[repo_id]
+
+    def files_at(self, repo_id: str, rev: str) -> tuple[str, dict[str, bytes]] | None:
+        """(commit, files) of a branch name or commit sha; None for an unknown revision."""
+        if rev == "main" or rev == self.sha(repo_id):
+            return self.sha(repo_id), self.repos[repo_id]
+        if rev in self.history.get(repo_id, {}):
+            return rev, self.history[repo_id][rev]
+        return None
 
 
 def make_handler(hub: FakeHub):
@@ -96,33 +116,52 @@ def make_handler(hub: FakeHub):
                 return None
             return files
 
+        def _at(self, repo_id: str, rev: str):
+            """(commit, files) at ``rev``, or None after answering the error."""
+            if self._repo_or_error(repo_id) is None:
+                return None
+            found = hub.files_at(repo_id, rev)
+            if found is None:
+                self._send(404, b'{"error":"Invalid rev id"}',
+                           {"X-Error-Code": "RevisionNotFound", "X-Error-Message": f"Invalid rev id: {rev}"})
+            return found
+
+        def _sibling(self, repo_id: str, path: str, body: bytes) -> dict:
+            sibling = {"rfilename": path, "size": len(body), "blobId": hashlib.sha1(body).hexdigest()}
+            if path.endswith(".parquet"):  # stored with LFS on the Hub
+                sha256 = hashlib.sha256(body + (b"x" if repo_id in hub.bad_lfs else b"")).hexdigest()
+                sibling["lfs"] = {"sha256": sha256, "size": len(body), "pointerSize": 134}
+            return sibling
+
         def _handle(self):
             path = unquote(urlsplit(self.path).path)
             with hub.lock:
                 hub.requests.append((self.command, path))
             if m := info_re.match(path):
-                repo_id = m.group(1)
-                if (files := self._repo_or_error(repo_id)) is None:
+                repo_id, rev = m.groups()
+                if (found := self._at(repo_id, rev)) is None:
                     return
-                body = {"id": repo_id, "sha": hub.sha(repo_id), "private": False,
-                        "siblings": [{"rfilename": p} for p in sorted(files)]}
+                commit, files = found
+                body = {"id": repo_id, "sha": commit, "private": False,
+                        "siblings": [self._sibling(repo_id, p, b) for p, b in sorted(files.items())]}
                 return self._send(200, json.dumps(body).encode())
             if m := tree_re.match(path):
-                repo_id = m.group(1)
-                if (files := self._repo_or_error(repo_id)) is None:
+                repo_id, rev = m.group(1), m.group(2)
+                if (found := self._at(repo_id, rev)) is None:
                     return
                 entries = [{"type": "directory", "oid": "0" * 40, "path": "data"}]
                 entries += [{"type": "file", "oid": hashlib.sha1(b).hexdigest(), "size": len(b), "path": p}
-                            for p, b in sorted(files.items())]
+                            for p, b in sorted(found[1].items())]
                 return self._send(200, json.dumps(entries).encode())
             if m := resolve_re.match(path):
-                repo_id, _rev, filename = m.groups()
-                if (files := self._repo_or_error(repo_id)) is None:
+                repo_id, rev, filename = m.groups()
+                if (found := self._at(repo_id, rev)) is None:
                     return
+                commit, files = found
                 if filename not in files:
-                    return self._send(404, b"{}", {"X-Error-Code": "EntryNotFound", "X-Repo-Commit": hub.sha(repo_id)})
+                    return self._send(404, b"{}", {"X-Error-Code": "EntryNotFound", "X-Repo-Commit": commit})
                 body = files[filename]
-                headers = {"X-Repo-Commit": hub.sha(repo_id), "ETag": f'"{hashlib.sha1(body).hexdigest()}"'}
+                headers = {"X-Repo-Commit": commit, "ETag": f'"{hashlib.sha1(body).hexdigest()}"'}
                 return self._send(200, body, headers, "application/octet-stream")
             self._send(404, b'{"error":"unknown route"}')
 
@@ -206,6 +245,17 @@ def test_fetch_all_five_into_hub_layout(hub, tmp_path):
     assert f"RAW_DATA_DIR={raw} dbt build" in proc.stdout
     downloads = [p for m, p in hub.requests if m == "GET" and "/resolve/" in p]
     assert len(downloads) == len(DATASETS)
+
+    # The lock file beside the data: each dataset's commit and files (name, size, sha256).
+    lock = json.loads((raw / "fetch.lock.json").read_text())
+    assert list(lock["datasets"]) == [ds.key for ds in DATASETS]
+    for ds in DATASETS:
+        entry = lock["datasets"][ds.key]
+        body = hub.repos[ds.hub_id][SHARD]
+        assert entry["hub_id"] == ds.hub_id and entry["revision"] == hub.sha(ds.hub_id), entry
+        assert entry["requested_revision"] == "main" and entry["endpoint"] == hub.endpoint
+        assert entry["files"] == [{"path": SHARD, "size": len(body), "sha256": hashlib.sha256(body).hexdigest()}]
+    assert f"--lock {raw / 'fetch.lock.json'}" in proc.stdout
 
     # A second run finds the files up to date (same commit) and downloads nothing.
     hub.requests.clear()
@@ -358,3 +408,99 @@ def _wrapped_connect_error():
             raise LocalEntryNotFoundError("An error happened...\nPlease check your internet connection") from cause
     except LocalEntryNotFoundError as exc:
         return exc
+
+
+# --------------------------------------------------------------------------------------------
+# provenance: fetch.lock.json, --revision DATASET=REV, --lock FILE (issue 16)
+
+
+def _read_lock(raw: Path) -> dict:
+    return json.loads((raw / "fetch.lock.json").read_text())
+
+
+def _second_version(schema: pa.Schema) -> dict[str, bytes]:
+    # Same contract, other bytes: what a new upstream commit looks like to the fetcher.
+    return {SHARD: parquet_bytes(schema.empty_table().replace_schema_metadata({"version": "2"}))}
+
+
+def test_pin_a_dataset_and_reproduce_a_lock(hub, tmp_path):
+    uf, rub = DATASETS_BY_KEY["ultrafeedback"], DATASETS_BY_KEY["rever_rubric"]
+    for ds in (uf, rub):
+        hub.repos[ds.hub_id] = contract_files(ds.schema)
+    old_uf, old_rub = hub.sha(uf.hub_id), hub.sha(rub.hub_id)
+    v1_uf = hub.repos[uf.hub_id][SHARD]
+    raw = tmp_path / "raw"
+    keys = ("--datasets", "ultrafeedback,rever_rubric")
+
+    first = run_fetch(tmp_path, hub.endpoint, "--raw-data-dir", str(raw), *keys)
+    assert first.returncode == 0, first.stderr
+    saved_lock = tmp_path / "saved.lock.json"
+    saved_lock.write_text((raw / "fetch.lock.json").read_text())
+
+    # Upstream moves on: main now has other bytes for both.
+    new_uf, new_rub = hub.push(uf.hub_id, _second_version(uf.schema)), hub.push(rub.hub_id, _second_version(rub.schema))
+    latest = run_fetch(tmp_path, hub.endpoint, "--raw-data-dir", str(raw), *keys)
+    assert latest.returncode == 0, latest.stderr
+    assert (raw / uf.hub_id / SHARD).read_bytes() == hub.repos[uf.hub_id][SHARD]
+    lock = _read_lock(raw)["datasets"]
+    assert (lock["ultrafeedback"]["revision"], lock["rever_rubric"]["revision"]) == (new_uf, new_rub)
+
+    # --revision KEY=SHA pins one dataset; the other follows main.
+    pinned = run_fetch(tmp_path, hub.endpoint, "--raw-data-dir", str(raw), *keys, "--revision", f"ultrafeedback={old_uf}")
+    assert pinned.returncode == 0, pinned.stderr
+    assert (raw / uf.hub_id / SHARD).read_bytes() == v1_uf
+    lock = _read_lock(raw)["datasets"]
+    assert lock["ultrafeedback"]["revision"] == old_uf and lock["ultrafeedback"]["requested_revision"] == old_uf
+    assert lock["rever_rubric"]["revision"] == new_rub
+
+    # --lock reproduces the first fetch exactly (every sha256 checked), into another folder too.
+    again = tmp_path / "again"
+    reproduced = run_fetch(tmp_path, hub.endpoint, "--raw-data-dir", str(again), "--lock", str(saved_lock))
+    assert reproduced.returncode == 0, reproduced.stderr
+    assert {k: e["revision"] for k, e in _read_lock(again)["datasets"].items()} == \
+        {"ultrafeedback": old_uf, "rever_rubric": old_rub}
+    assert _read_lock(again)["datasets"]["ultrafeedback"]["files"] == \
+        json.loads(saved_lock.read_text())["datasets"]["ultrafeedback"]["files"]
+    assert not (again / "OpenRubrics" / "ReVeR-Traces-Judge").exists()  # only what the lock lists
+
+
+def test_lock_mismatch_and_corrupt_download_are_reported(hub, tmp_path):
+    ds = DATASETS_BY_KEY["rever_judge"]
+    hub.repos[ds.hub_id] = contract_files(ds.schema)
+    raw = tmp_path / "raw"
+    assert run_fetch(tmp_path, hub.endpoint, "--raw-data-dir", str(raw), "--datasets", ds.key).returncode == 0
+    tampered = _read_lock(raw)
+    tampered["datasets"][ds.key]["files"][0]["sha256"] = "0" * 64
+    lock_file = tmp_path / "tampered.json"
+    lock_file.write_text(json.dumps(tampered))
+    proc = run_fetch(tmp_path, hub.endpoint, "--raw-data-dir", str(tmp_path / "other"), "--lock", str(lock_file))
+    (line,) = assert_clean_failure(proc)
+    assert ds.hub_id in line and SHARD in line and "the lock file says" in line, line
+
+    hub.bad_lfs.add(ds.hub_id)  # the Hub's LFS sha256 disagrees with the bytes served
+    proc = run_fetch(tmp_path, hub.endpoint, "--raw-data-dir", str(tmp_path / "third"), "--datasets", ds.key)
+    (line,) = assert_clean_failure(proc)
+    assert "does not match the Hub's size/sha256" in line, line
+
+
+def test_unknown_revision(hub, tmp_path):
+    ds = DATASETS_BY_KEY["ultrafeedback"]
+    hub.repos[ds.hub_id] = contract_files(ds.schema)
+    proc = run_fetch(tmp_path, hub.endpoint, "--raw-data-dir", str(tmp_path / "raw"), "--datasets", ds.key,
+                     "--revision", f"ultrafeedback={'f' * 40}")
+    (line,) = assert_clean_failure(proc)
+    assert ds.hub_id in line and f"revision {'f' * 40!r} not found" in line, line
+    assert not (tmp_path / "raw" / "fetch.lock.json").exists()  # nothing fetched, nothing recorded
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--revision", "nope=abc"], "unknown dataset key 'nope'"),
+    (["--revision", "ultrafeedback="], "must not be empty"),
+    (["--datasets", "rever_judge", "--revision", "ultrafeedback=abc"], "--datasets does not select"),
+    (["--lock", "missing.json"], "does not exist"),
+    (["--lock", "x.json", "--revision", "main"], "cannot be combined"),
+])
+def test_revision_and_lock_arguments(tmp_path, args, needle):
+    proc = run_fetch(tmp_path, "http://127.0.0.1:9", "--raw-data-dir", str(tmp_path / "raw"), *args)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert needle in proc.stderr, proc.stderr

@@ -82,4 +82,3 @@ with_change as (
 
 select * from with_change
 order by abs(win_rate_change) desc nulls last, model
-

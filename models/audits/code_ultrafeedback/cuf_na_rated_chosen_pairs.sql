@@ -56,4 +56,3 @@ listed as (
 
 select * from listed
 order by source_file, source_row, published_chosen_model, published_rejected_model
-

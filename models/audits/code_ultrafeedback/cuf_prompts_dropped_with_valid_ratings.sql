@@ -42,4 +42,3 @@ listed as (
 
 select * from listed
 order by n_corrected_pairs_lost desc, source_file asc, source_row asc
-

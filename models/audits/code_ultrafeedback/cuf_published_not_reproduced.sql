@@ -22,4 +22,3 @@ listed as (
 
 select * from listed
 order by published_order nulls last, pair_order nulls last
-

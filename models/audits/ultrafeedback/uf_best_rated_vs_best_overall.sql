@@ -60,4 +60,3 @@ side_by_side as (
 
 select * from side_by_side
 order by average_rating_gap desc nulls last, prompt_id asc
-

@@ -39,4 +39,3 @@ flagged as (
 
 select * from flagged
 order by critique_sentiment asc nulls last, prompt_id asc, completion_index asc
-

@@ -57,4 +57,3 @@ select
 from labelled
 where what_disagrees <> ''
 order by source_file asc, source_row asc
-

@@ -1,0 +1,104 @@
+{#- Where the raw data of a build came from, for meta.warehouse_build_info.raw_revisions (and so
+    for the export's manifest.json). Read at compile time from two files RAW_DATA_DIR may hold:
+      fetch.lock.json          written by `make fetch` (preftools.fetch): each dataset's Hub commit
+                               and its files with name, size and sha256;
+      _generator_manifest.json written by preftools.generate: seed, scale, text_length, files.
+    Per enabled dataset: its commit when the lock file has it and the dataset's data/*.parquet
+    still have the recorded names and sizes (a re-fetch, a regeneration or a copied-in file
+    shows as a difference; sha256 is not recomputed at build time); else "generated, seed N,
+    scale S" when the generator's manifest lists its files; else "unknown". The column holds
+      a JSON object {"<hub_id>": "<commit or text>", ...} when any dataset has a commit,
+      else the one text they share ("generated, seed 42, scale 0.01", "unknown"),
+      else (mixed) the JSON object.
+    A remote RAW_DATA_DIR (hf://datasets) is read at build time at whatever the Hub serves:
+    "unknown (...)". Paths only ever reach SQL as quoted literals. -#}
+
+{#- raw_dir and groups default to RAW_DATA_DIR and the `datasets` var (arguments for tests). -#}
+{% macro raw_revisions(raw_dir=none, groups=none) %}
+    {%- if not execute -%}{{ return('') }}{%- endif -%}
+    {%- set raw_dir = raw_dir or raw_data_dir() -%}
+    {%- set groups = groups or enabled_dataset_groups() -%}
+    {%- if '://' in raw_dir -%}
+        {{ return('unknown (' ~ raw_dir ~ ' is read at build time; the revision is not recorded)') }}
+    {%- endif -%}
+
+    {%- set lock = raw_provenance_json(raw_dir ~ '/fetch.lock.json') -%}
+    {%- set locked = lock.get('datasets') if lock.get('datasets') is mapping else {} -%}
+    {%- set manifest = raw_provenance_json(raw_dir ~ '/_generator_manifest.json') -%}
+    {%- set generated_files = manifest.get('files') if manifest.get('files') is mapping else {} -%}
+    {%- set generated = 'generated, seed ' ~ manifest.get('seed') ~ ', scale ' ~ manifest.get('scale')
+        ~ ((', text length ' ~ manifest.get('text_length')) if manifest.get('text_length') not in (none, 1, 1.0) else '') -%}
+
+    {%- set by_hub_id = {} -%}
+    {%- set any_commit = [] -%}
+    {%- for key, spec in raw_contract().items() if spec.group in groups -%}
+        {%- set entry = locked.get(key) -%}
+        {%- if entry is mapping and entry.get('revision') and raw_files_match_lock(raw_dir, spec.hub_id, entry) -%}
+            {%- do by_hub_id.update({spec.hub_id: entry.get('revision') | string}) -%}
+            {%- do any_commit.append(key) -%}
+        {%- elif key in generated_files -%}
+            {%- do by_hub_id.update({spec.hub_id: generated}) -%}
+        {%- else -%}
+            {%- do by_hub_id.update({spec.hub_id: 'unknown'}) -%}
+        {%- endif -%}
+    {%- endfor -%}
+
+    {%- set texts = by_hub_id.values() | unique | list -%}
+    {%- if not any_commit and texts | length == 1 -%}
+        {{ return(texts[0]) }}
+    {%- endif -%}
+    {{ return(tojson(by_hub_id, sort_keys=True)) }}
+{% endmacro %}
+
+{#- The JSON object in a small file, {} when it is absent or not a JSON object. -#}
+{% macro raw_provenance_json(path) %}
+    {%- set text = adapter.dispatch('raw_provenance_text', 'preference_warehouse')(path) -%}
+    {%- set parsed = fromjson(text, {}) if text else {} -%}
+    {{ return(parsed if parsed is mapping else {}) }}
+{% endmacro %}
+
+{#- Does <raw_dir>/<hub_id>/data/*.parquet hold exactly the files (names and sizes) of a lock entry? -#}
+{% macro raw_files_match_lock(raw_dir, hub_id, entry) %}
+    {%- set expected = {} -%}
+    {%- for f in entry.get('files') or [] if f is mapping -%}
+        {%- do expected.update({(f.get('path') | string).split('/')[-1]: f.get('size')}) -%}
+    {%- endfor -%}
+    {%- set found = adapter.dispatch('raw_provenance_sizes', 'preference_warehouse')(raw_dir ~ '/' ~ hub_id ~ '/data/*.parquet') -%}
+    {{ return(expected | length > 0 and found == expected) }}
+{% endmacro %}
+
+{#- DuckDB: read_text and read_blob give no rows (not an error) for a path that matches no file. -#}
+{% macro default__raw_provenance_text(path) %}
+    {%- set rows = run_query('select content from read_text(' ~ sql_string(path) ~ ')').rows -%}
+    {{ return(rows[0][0] if rows | length > 0 else none) }}
+{% endmacro %}
+
+{% macro default__raw_provenance_sizes(pattern) %}
+    {%- set found = {} -%}
+    {%- for row in run_query('select filename, size from read_blob(' ~ sql_string(pattern) ~ ')').rows -%}
+        {%- do found.update({(row[0] | string).split('/')[-1]: row[1] | int}) -%}
+    {%- endfor -%}
+    {{ return(found) }}
+{% endmacro %}
+
+{#- Spark: a missing path is an error for its file sources, so the file is looked for with a
+    name filter over its folder (no match: no rows). Spark skips names starting with `_` or `.`,
+    so the generator's manifest cannot be read there: generated data shows as "unknown". -#}
+{% macro spark__raw_provenance_text(path) %}
+    {%- set folder, name = path.rsplit('/', 1) -%}
+    {%- if name.startswith('_') or name.startswith('.') -%}{{ return(none) }}{%- endif -%}
+    {%- do run_query(
+        'create or replace temporary view raw_provenance_file using binaryFile options (path ' ~ sql_string(folder)
+        ~ ', pathGlobFilter ' ~ sql_string(name) ~ ', recursiveFileLookup ' ~ sql_string('false') ~ ')') -%}
+    {%- set rows = run_query("select cast(content as string) from raw_provenance_file where path like " ~ sql_string('%/' ~ name)).rows -%}
+    {{ return(rows[0][0] if rows | length > 0 else none) }}
+{% endmacro %}
+
+{% macro spark__raw_provenance_sizes(pattern) %}
+    {%- set found = {} -%}
+    {%- set quoted = '`' ~ (pattern | replace('`', '``')) ~ '`' -%}
+    {%- for row in run_query('select path, length from binaryFile.' ~ quoted).rows -%}
+        {%- do found.update({(row[0] | string).split('/')[-1]: row[1] | int}) -%}
+    {%- endfor -%}
+    {{ return(found) }}
+{% endmacro %}

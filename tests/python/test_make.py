@@ -1,0 +1,101 @@
+"""The Makefile and the profile on a new machine (issue 16): which Python `make build` uses and
+what it says about an unsupported one, threads that default to the core count, and a `make lint`
+that never opens the user's warehouse."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from conftest import DBT, REPO, dbt_env
+
+SUPPORTED = {(3, 11), (3, 12), (3, 13)}
+
+pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+
+
+def make(*args: str, env: dict | None = None, timeout: int = 120) -> subprocess.CompletedProcess:
+    base = {k: v for k, v in os.environ.items()
+            if k not in ("PYTHON", "VENV", "MAKEFLAGS", "MFLAGS", "DUCKDB_THREADS", "DBT_THREADS")}
+    return subprocess.run(["make", "-s", "--no-print-directory", *args], cwd=REPO, env={**base, **(env or {})},
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def make_config(**env: str) -> dict[str, str]:
+    proc = make("config", env=env)
+    assert proc.returncode == 0, proc.stderr
+    return dict(line.split("=", 1) for line in proc.stdout.splitlines() if "=" in line)
+
+
+def cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+
+
+def fake_python(tmp_path: Path, version: str) -> Path:
+    """An executable that answers the Makefile's version probe like Python ``version``."""
+    path = tmp_path / f"python{version}"
+    path.write_text(f"#!/bin/sh\necho {version}\n")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return path
+
+
+def test_default_python_is_a_supported_one():
+    python = make_config()["PYTHON"]
+    probe = subprocess.run([python, "-c", "import sys; print(*sys.version_info[:2])"], capture_output=True, text=True)
+    assert probe.returncode == 0, (python, probe.stderr)
+    assert tuple(map(int, probe.stdout.split())) in SUPPORTED, (python, probe.stdout)
+
+
+@pytest.mark.parametrize("version", ["3.10", "3.14", "missing"])
+def test_unsupported_python_is_refused_in_one_line(tmp_path, version):
+    python = str(tmp_path / "no-such-python") if version == "missing" else str(fake_python(tmp_path, version))
+    venv = tmp_path / "venv"
+    proc = make("install", f"VENV={venv}", f"PYTHON={python}")
+    assert proc.returncode != 0
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert "needs Python 3.11, 3.12 or 3.13" in lines[0] and "make build PYTHON=python3.12" in lines[0], lines
+    assert (f"is Python {version}" if version != "missing" else "not a working Python") in lines[0], lines
+    assert not venv.exists()  # refused before creating anything
+
+
+def test_threads_default_to_the_core_count(tmp_path):
+    # make: both exported as the core count unless set.
+    config = make_config()
+    assert (config["DUCKDB_THREADS"], config["DBT_THREADS"]) == (str(cores()), str(cores())), config
+    assert make_config(DUCKDB_THREADS="3")["DUCKDB_THREADS"] == "3"
+
+    # Plain dbt without the variables: DuckDB keeps its own default (every core); dbt's model
+    # concurrency falls back to 4 (profiles.yml's Jinja cannot count cores).
+    env = dbt_env(REPO / "sample_data", tmp_path / "w.duckdb", tmp_path)
+    for name in ("DUCKDB_THREADS", "DBT_THREADS"):  # `make test` exports them
+        env.pop(name, None)
+    proc = subprocess.run(
+        [DBT, "--quiet", "show", "--output", "json", "--inline",
+         "select current_setting('threads') as duckdb_threads, {{ target.threads }} as dbt_threads"],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    (row,) = json.loads(proc.stdout)["show"]
+    with duckdb.connect() as con:
+        duckdb_default = con.execute("select current_setting('threads')").fetchone()[0]
+    assert int(row["duckdb_threads"]) == duckdb_default == cores(), (row, duckdb_default)
+    assert int(row["dbt_threads"]) == 4, row
+
+
+def test_lint_never_opens_the_warehouse(tmp_path):
+    """`make lint` while another process holds the warehouse for writing (a build, a notebook)."""
+    warehouse = tmp_path / "warehouse.duckdb"
+    with duckdb.connect(str(warehouse)) as holder:  # the write lock, held for the whole lint
+        holder.execute("create table t as select 1 as x")
+        proc = make("lint", "LINT_PATHS=models/meta/warehouse_build_info.sql", env={"DUCKDB_PATH": str(warehouse)},
+                    timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "locked" not in proc.stdout + proc.stderr
