@@ -1,7 +1,9 @@
 {#- Checks run before anything is built (on-run-start): every enabled dataset has files under
-    RAW_DATA_DIR in the Hub layout, and every file carries the contract's columns with
-    compatible types. All problems are collected and reported together, one line each,
-    naming the dataset, the file, the column and what to do; nothing is built until they pass. -#}
+    RAW_DATA_DIR in the Hub layout, and every file carries the contract's columns in types that
+    hold the same values (the rule of preftools/contract.py, raw_type_problem below; staging
+    casts them back with raw_columns_as_contract). All problems are collected and reported
+    together, one line each, naming the dataset, the file, the column and what to do; nothing
+    is built until they pass. -#}
 
 {% macro raw_data_dir() -%}
     {{ return(env_var('RAW_DATA_DIR', 'sample_data').rstrip('/')) }}
@@ -29,6 +31,7 @@
 {% macro default__check_raw_inputs() %}
     {%- set raw_dir = raw_data_dir() -%}
     {%- set groups = enabled_dataset_groups() -%}
+    {%- set rule = raw_type_rule() -%}
     {%- set problems = [] -%}
     {%- for key, spec in raw_contract().items() if spec.group in groups -%}
         {%- set pattern = raw_dir ~ '/' ~ spec.hub_id ~ '/data/*.parquet' -%}
@@ -41,6 +44,10 @@
                 ~ ', or build without it: --vars "{datasets: [' ~ (groups | reject('equalto', spec.group) | join(', ')) ~ ']}"'
             ) -%}
         {%- else -%}
+            {%- set expected_trees = {} -%}
+            {%- for column, expected in spec.columns.items() -%}
+                {%- do expected_trees.update({column: raw_type_tree(expected)}) -%}
+            {%- endfor -%}
             {%- for file in files -%}
                 {%- set described = run_query('describe select * from read_parquet(' ~ sql_string(file) ~ ')') -%}
                 {%- set found = {} -%}
@@ -52,11 +59,11 @@
                             ~ column ~ '` is missing (expected ' ~ expected ~ ') -- re-export the file with the upstream schema (README: "Raw data contract")'
                         ) -%}
                     {%- else -%}
-                        {%- set difference = raw_type_difference(expected, found[column]) -%}
-                        {%- if difference -%}
+                        {%- set problem = raw_type_problem(expected_trees[column], raw_type_tree(found[column]), column, column, rule) -%}
+                        {%- if problem -%}
                             {%- do problems.append(
                                 'schema mismatch in dataset ' ~ spec.hub_id ~ ', file ' ~ file ~ ', column `' ~ column ~ '`: '
-                                ~ difference ~ ' -- cast it back to the upstream type when writing the file (README: "Raw data contract")'
+                                ~ problem ~ ' (README: "Raw data contract")'
                             ) -%}
                         {%- endif -%}
                     {%- endif -%}
@@ -72,33 +79,114 @@
     {%- endif -%}
 {% endmacro %}
 
-{#- '' when `found` (a DuckDB type as DESCRIBE prints it) can stand for `expected`, else a
-    sentence naming the first nested field that differs. Struct fields are compared by name
-    (order and extra fields don't matter); any numeric type stands for DOUBLE. -#}
-{% macro raw_type_difference(expected, found) %}
-    {%- if expected == found -%}{{ return('') }}{%- endif -%}
-    {%- set numeric = ['DOUBLE', 'FLOAT', 'REAL', 'BIGINT', 'INTEGER', 'SMALLINT', 'TINYINT', 'HUGEINT', 'UBIGINT', 'UINTEGER', 'USMALLINT', 'UTINYINT'] -%}
-    {%- if expected == 'DOUBLE' and (found in numeric or found.startswith('DECIMAL')) -%}{{ return('') }}{%- endif -%}
-    {%- set leaf = '("[^"]*"|\\w+) ((?:\\w+)(?:\\[\\])*)(?=\\s*[,)])' -%}
-    {%- set expected_leaves = modules.re.findall(leaf, expected) -%}
-    {%- set found_leaves = modules.re.findall(leaf, found) -%}
-    {%- set shape = modules.re.compile('"[^"]*"|\\w+') -%}
-    {%- if expected_leaves | length == 0 or found_leaves | length == 0
-          or expected.endswith('[]') != found.endswith('[]')
-          or expected.startswith('STRUCT') != found.startswith('STRUCT') -%}
-        {{ return('expected ' ~ expected ~ ', found ' ~ found) }}
+{#- The representation rule (stated in preftools/contract.py, which generates raw_type_rule()
+    in macros/raw_contract.sql). '' when a file's column of type `found` carries the values of
+    the contract type `expected` unchanged (both trees from raw_type_tree), else the first
+    problem and its fix, naming the nested field at `path`:
+      - the null type (an all-null column or field) stands for any type;
+      - a scalar stands for a contract scalar when it is in rule.accepted[contract type];
+      - a list when its element does; a struct when it has every contract field (by name),
+        each standing for it: field order and extra fields don't matter. -#}
+{% macro raw_type_problem(expected, found, path, column, rule) %}
+    {%- if found.kind == 'leaf' and found.type == rule.null_type -%}{{ return('') }}{%- endif -%}
+    {%- set where = ('nested field `' ~ path ~ '` ') if path != column else '' -%}
+    {%- if expected.kind == 'leaf' -%}
+        {%- set accepted = rule.accepted.get(expected.type, [expected.type]) -%}
+        {%- if found.kind == 'leaf' and found.type in accepted -%}{{ return('') }}{%- endif -%}
+        {%- set fix = 'write it as ' ~ rule.pyarrow.get(expected.type, expected.type) ~ ' (pyarrow)' -%}
+        {%- if accepted | length > 1 -%}
+            {%- set fix = fix ~ ' or as a type whose values ' ~ expected.type ~ ' holds exactly ('
+                ~ (accepted[1:] | join(', ')) ~ ')' -%}
+        {%- endif -%}
+        {{ return(where ~ 'expected ' ~ expected.type ~ ', found ' ~ found.type ~ ' -- ' ~ fix) }}
+    {%- elif expected.kind != found.kind -%}
+        {{ return(where ~ 'expected ' ~ expected.type ~ ', found ' ~ found.type
+            ~ ' -- cast it back to the upstream type when writing the file') }}
+    {%- elif expected.kind == 'list' -%}
+        {{ return(raw_type_problem(expected.element, found.element, path ~ '[]', column, rule)) }}
+    {%- else -%}
+        {%- for name in expected.names -%}
+            {%- if name not in found.fields -%}
+                {{ return('nested field `' ~ path ~ '.' ~ name ~ '` (' ~ expected.fields[name].type ~ ') is missing'
+                    ~ ' -- write the field, NULL where there is no value') }}
+            {%- endif -%}
+            {%- set problem = raw_type_problem(expected.fields[name], found.fields[name], path ~ '.' ~ name, column, rule) -%}
+            {%- if problem -%}{{ return(problem) }}{%- endif -%}
+        {%- endfor -%}
+        {{ return('') }}
     {%- endif -%}
-    {%- set found_by_name = {} -%}
-    {%- for name, type in found_leaves -%}
-        {%- do found_by_name.setdefault(name.strip('"'), []).append(type) -%}
-    {%- endfor -%}
-    {%- for name, type in expected_leaves -%}
-        {%- set bare = name.strip('"') -%}
-        {%- if bare not in found_by_name -%}
-            {{ return('nested field `' ~ bare ~ '` (' ~ type ~ ') is missing; expected ' ~ expected ~ ', found ' ~ found) }}
-        {%- elif type not in found_by_name[bare] -%}
-            {{ return('nested field `' ~ bare ~ '` expected ' ~ type ~ ', found ' ~ (found_by_name[bare] | join(' / '))) }}
+{% endmacro %}
+
+{#- A DuckDB type as DESCRIBE prints it, as a tree: {kind: 'list', type, element},
+    {kind: 'struct', type, names, fields: {name: tree}} (names unquoted), or {kind: 'leaf', type}
+    for anything else, compared as a whole (VARCHAR, "NULL", DECIMAL(18,3), MAP(...), T[2], ...). -#}
+{% macro raw_type_tree(type) %}
+    {%- set type = type | trim -%}
+    {%- if type.endswith('[]') -%}
+        {{ return({'kind': 'list', 'type': type, 'element': raw_type_tree(type[:-2])}) }}
+    {%- elif type.startswith('STRUCT(') and type.endswith(')') -%}
+        {%- set names = [] -%}
+        {%- set fields = {} -%}
+        {%- for field in raw_type_struct_fields(type[7:-1]) -%}
+            {%- set parts = modules.re.match('\\s*("(?:[^"]|"")*"|[^\\s"]+)\\s+(.*)$', field, modules.re.S) -%}
+            {%- set name = parts.group(1) -%}
+            {%- if name.startswith('"') -%}{%- set name = name[1:-1] | replace('""', '"') -%}{%- endif -%}
+            {%- do names.append(name) -%}
+            {%- do fields.update({name: raw_type_tree(parts.group(2))}) -%}
+        {%- endfor -%}
+        {{ return({'kind': 'struct', 'type': type, 'names': names, 'fields': fields}) }}
+    {%- else -%}
+        {{ return({'kind': 'leaf', 'type': type}) }}
+    {%- endif -%}
+{% endmacro %}
+
+{#- The `name TYPE` members of STRUCT(...): split at the commas outside parentheses and quotes. -#}
+{% macro raw_type_struct_fields(inner) %}
+    {%- set members = [] -%}
+    {%- set state = {'depth': 0, 'current': ''} -%}
+    {%- for token in modules.re.findall('"(?:[^"]|"")*"|[(),]|[^"(),]+', inner) -%}
+        {%- if token == ',' and state.depth == 0 -%}
+            {%- do members.append(state.current) -%}
+            {%- do state.update({'current': ''}) -%}
+        {%- else -%}
+            {%- if token == '(' -%}{%- do state.update({'depth': state.depth + 1}) -%}{%- endif -%}
+            {%- if token == ')' -%}{%- do state.update({'depth': state.depth - 1}) -%}{%- endif -%}
+            {%- do state.update({'current': state.current ~ token}) -%}
         {%- endif -%}
     {%- endfor -%}
-    {{ return('') }}
+    {%- do members.append(state.current) -%}
+    {{ return(members) }}
 {% endmacro %}
+
+{#- `dbt run-operation raw_type_cases --args '{cases: [[expected, found], ...]}'` logs the
+    rule's verdict on each pair of DuckDB types, one line each (`raw type case <i>: ok` or the
+    problem); tests/python/test_raw_contract.py uses it. -#}
+{% macro raw_type_cases(cases) %}
+    {%- set rule = raw_type_rule() -%}
+    {%- for case in cases -%}
+        {%- set problem = raw_type_problem(raw_type_tree(case[0]), raw_type_tree(case[1]), 'c', 'c', rule) -%}
+        {%- do log('raw type case ' ~ loop.index0 ~ ': ' ~ (problem or 'ok'), info=True) -%}
+    {%- endfor -%}
+{% endmacro %}
+
+{#- The select list that gives a raw dataset's columns their contract types, whatever the
+    representation its files use (README: "Raw data contract"): `cast(col as <contract type>)`.
+    DuckDB casts a struct by field name (other order, extra fields dropped), a list element by
+    element, the null type to NULL; on files in the contract's types each cast is a no-op. The
+    input check has rejected every type that such a cast would change values of. On Spark the
+    columns pass through as its reader merged them (no input check runs there). -#}
+{% macro raw_columns_as_contract(dataset_key) %}
+    {{ return(adapter.dispatch('raw_columns_as_contract', 'preference_warehouse')(dataset_key)) }}
+{% endmacro %}
+
+{% macro default__raw_columns_as_contract(dataset_key) -%}
+    {%- for column, type in raw_contract()[dataset_key].columns.items() %}
+        cast({{ adapter.quote(column) }} as {{ type }}) as {{ adapter.quote(column) }}{{ ',' if not loop.last }}
+    {%- endfor -%}
+{%- endmacro %}
+
+{% macro spark__raw_columns_as_contract(dataset_key) -%}
+    {%- for column in raw_contract()[dataset_key].columns %}
+        {{ column }}{{ ',' if not loop.last }}
+    {%- endfor -%}
+{%- endmacro %}

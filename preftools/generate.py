@@ -893,7 +893,7 @@ def published_script_pairs(rows: Iterable[dict]) -> tuple[list[dict], list[dict]
 
                 row_data.append({"rejected": rejected_message, "chosen": chosen_message,
                                  "rejected_score": rejected_rating, "chosen_score": chosen_rating})
-        except (KeyError, NameError) as exc:
+        except (KeyError, NameError, TypeError) as exc:  # TypeError: a NULL list or rating (--bad-rate)
             skipped.append({"row": i, "error": type(exc).__name__})
             continue
         data.extend(row_data)
@@ -1284,13 +1284,15 @@ def rows_at_scale(scale: float) -> dict[str, int]:
 
 
 def generate(out_dir: str | Path, seed: int = 42, scale: float = 0.01, progress: bool = True,
-             datasets: Iterable[str] | None = None, text_length: float = 1.0) -> dict:
+             datasets: Iterable[str] | None = None, text_length: float = 1.0, bad_rate: float = 0.0) -> dict:
     """Write the raw datasets under ``out_dir`` and return the manifest (also written as
     ``out_dir/_generator_manifest.json``).
 
     ``datasets`` restricts the datasets written (keys of ``contract.DATASETS_BY_KEY``);
     datasets that others depend on are still generated in memory.  ``text_length``
-    scales the length of all free texts (used for the small bundled sample).
+    scales the length of all free texts (used for the small bundled sample).  ``bad_rate``
+    > 0 then plants every kind of bad value of :mod:`preftools.bad_values` on that share of
+    the rows (listed in the manifest under ``bad_values``).
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -1392,6 +1394,12 @@ def generate(out_dir: str | Path, seed: int = 42, scale: float = 0.01, progress:
         manifest["rever_integrity_breaks"] = breaks
         manifest["rever"] = info
 
+    if bad_rate:
+        from preftools import bad_values
+
+        manifest["bad_rate"] = bad_rate
+        manifest["bad_values"] = bad_values.plant(out, manifest, bad_rate, seed)
+
     # (no timings or timestamps in the file: it must be byte-identical across runs)
     with open(out / MANIFEST_NAME, "w") as f:
         json.dump(manifest, f, indent=1, sort_keys=True)
@@ -1409,9 +1417,12 @@ def main(argv: list[str] | None = None) -> int:
                     help="comma-separated subset of: " + ",".join(C.DATASETS_BY_KEY))
     ap.add_argument("--text-length", type=float, default=1.0, help="factor on the length of free texts")
     ap.add_argument("--no-progress", action="store_true")
+    ap.add_argument("--bad-rate", type=float, default=0.0,
+                    help="plant every kind of bad value (preftools/bad_values.py) on this share of rows, e.g. 0.01")
     a = ap.parse_args(argv)
     ds = [s.strip() for s in a.datasets.split(",") if s.strip()] if a.datasets else None
-    m = generate(a.out, seed=a.seed, scale=a.scale, progress=not a.no_progress, datasets=ds, text_length=a.text_length)
+    m = generate(a.out, seed=a.seed, scale=a.scale, progress=not a.no_progress, datasets=ds, text_length=a.text_length,
+                 bad_rate=a.bad_rate)
     print(json.dumps({"rows": m["rows"], "rever_integrity_breaks": len(m["rever_integrity_breaks"]),
                       "seconds": m["seconds"]}, indent=1))
     return 0

@@ -7,6 +7,7 @@ row accounting balanced (the dbt test row_accounting_balances runs inside `dbt b
 from __future__ import annotations
 
 import shutil
+from collections import Counter
 from pathlib import Path
 
 import duckdb
@@ -142,13 +143,24 @@ def test_bad_rever_values_are_visible(faulty):
     assert reasons[0] == "invalid_candidate"
     assert reasons[3].startswith("verdict_")
     assert rows(db, "select verdict_status from rever_trajectories where source_row = 2") == [("malformed_json",)]
-    dup_id = judge[1]["id"]
-    kinds = {k for (k,) in rows(db, f"select kind from rever_integrity where id = '{dup_id}'")}
-    assert kinds, "the duplicated trajectory must show in rever_integrity"
+    # the appended copy of row 1 (same id and candidate): exactly what row 1 has, plus duplicate_candidate
+    def kinds(level: str, source_row: int) -> Counter:
+        return Counter(k for (k,) in rows(db, f"""select kind from rever_integrity
+            where level = '{level}' and source_row = {source_row}"""))
+
+    copy = len(judge) - 1
+    assert judge[copy] == judge[1]
+    assert kinds("trajectory", copy) == kinds("trajectory", 1) + Counter(["duplicate_candidate"])
+    assert rows(db, f"""select id, candidate from rever_integrity
+        where kind = 'duplicate_candidate' and source_row = {copy}""") == [(judge[1]["id"], judge[1]["candidate"])]
     rubric = pq.read_table(only_file(raw, "rever_rubric")).to_pylist()
     rubric_reasons = dict(rows(db, "select source_row, reason from rejects_rever_rubric"))
     assert rubric_reasons == {1: "no_rubric_items"}
-    assert rows(db, f"select count(*) from rever_integrity where id = '{rubric[0]['id']}'")[0][0] >= 1
+    # the appended copy of rubric row 0: a duplicate_rubric, on top of what row 0 has
+    copy = len(rubric) - 1
+    assert kinds("rubric", copy) == kinds("rubric", 0) + Counter(["duplicate_rubric"])
+    assert rows(db, f"""select id from rever_integrity
+        where kind = 'duplicate_rubric' and source_row = {copy}""") == [(rubric[0]["id"],)]
 
 
 def test_build_only_the_datasets_you_have(tmp_path):

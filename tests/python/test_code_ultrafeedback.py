@@ -489,3 +489,84 @@ def test_handmade_quarantine_reasons(handmade: Warehouse):
     assert outcomes[("train-00001-o", 0)] == "dropped_by_na_rating"
     assert outcomes[("train-00001-o", 3)] == "processed"
     assert outcomes[("train-00001-o", 8)] == "processed"
+
+
+# ----------------------------------------------------------------------------------------
+# A tampered RLHFlow file: the published audit finds each change, row by row
+# ----------------------------------------------------------------------------------------
+SWAPPED, DROPPED, EDITED = (5, 6), 10, 20  # positions in the script's output
+
+
+def match_key(row: dict) -> tuple:
+    """What the audit matches a published row on: the prompt, both responses, both scores."""
+    return (row["chosen"][0]["content"], row["chosen"][1]["content"], row["rejected"][1]["content"],
+            row["chosen_score"], row["rejected_score"])
+
+
+def expected_published_audit(published: list[dict], script: list[dict]) -> list[tuple]:
+    """(status, published row, reproduced pair, is_at_script_position) for every row of the
+    audit: rows matched on match_key, the n-th occurrence of a key with the n-th."""
+    def numbered(rows):
+        seen: Counter = Counter()
+        out = {}
+        for i, row in enumerate(rows):
+            seen[match_key(row)] += 1
+            out[(match_key(row), seen[match_key(row)])] = i
+        return out
+
+    pub, rep = numbered(published), numbered(script)
+    out = []
+    for key in pub.keys() | rep.keys():
+        i, j = pub.get(key), rep.get(key)
+        status = "only_in_reproduction" if i is None else "only_in_published" if j is None else "reproduced"
+        out.append((status, i, j, None if i is None or j is None else i == j))
+    return sorted(out, key=repr)
+
+
+@pytest.fixture(scope="module")
+def tampered(tmp_path_factory) -> tuple[Warehouse, list[dict], list[dict]]:
+    """Generated CodeUltraFeedback data whose RLHFlow file lost a row, had one edited and two
+    swapped; only the code_ultrafeedback group is built."""
+    raw = tmp_path_factory.mktemp("cuf_tampered_raw")
+    generate(raw, seed=TEST_SEED, scale=0.002, progress=False, datasets=[CODE.key, STANDARD.key])
+    (path,) = STANDARD.data_dir(raw).glob("*.parquet")
+    script = pq.read_table(path).to_pylist()  # the script's output, as generated
+    # every pair distinct, so each change shows on its own rows
+    assert len(script) > EDITED + 1 and len({match_key(r) for r in script}) == len(script)
+    published = [dict(r) for r in script]
+    published[SWAPPED[0]], published[SWAPPED[1]] = published[SWAPPED[1]], published[SWAPPED[0]]
+    edited = published[EDITED]
+    edited["chosen"] = [edited["chosen"][0], {**edited["chosen"][1], "content": edited["chosen"][1]["content"] + " (edited)"}]
+    del published[DROPPED]
+    pq.write_table(pa.Table.from_pylist(published, schema=STANDARD.schema), path)
+    work = tmp_path_factory.mktemp("cuf_tampered_build")
+    db = work / "warehouse.duckdb"
+    run_dbt(["build", "-s", "+audit_code_ultrafeedback_published", "--indirect-selection", "cautious",
+             "--vars", "{datasets: [code_ultrafeedback]}"], raw, db, work)
+    return Warehouse(db, raw, work), published, script
+
+
+def test_tampered_published_file_audit(tampered):
+    wh, published, script = tampered
+    got = sorted(((r["status"], r["source_row"], r["pair_order"], r["is_at_script_position"]) for r in wh.rows(
+        "select status, source_row, pair_order, is_at_script_position from audit_code_ultrafeedback_published")),
+        key=repr)
+    assert got == expected_published_audit(published, script)
+
+    def where(sql):
+        return [tuple(r.values()) for r in wh.rows(
+            f"select source_row, pair_order from audit_code_ultrafeedback_published where {sql} "
+            "order by source_row nulls last, pair_order")]
+
+    # the edited row (one up, after the drop) matches nothing; its pair and the dropped one are unmatched
+    assert where("status = 'only_in_published'") == [(EDITED - 1, None)]
+    assert where("status = 'only_in_reproduction'") == [(None, DROPPED), (None, EDITED)]
+    # off the script's position: the swapped two, and every matched row after the drop
+    assert where("not is_at_script_position") == [
+        (SWAPPED[0], SWAPPED[1]), (SWAPPED[1], SWAPPED[0]),
+        *[(i, i + 1) for i in range(DROPPED, len(published)) if i != EDITED - 1]]
+    assert where("is_at_script_position") == [
+        (i, i) for i in range(DROPPED) if i not in SWAPPED]
+    # the untouched rows are all reproduced
+    assert wh.scalar("select count(*) from audit_code_ultrafeedback_published where status = 'reproduced'") \
+        == len(script) - 2

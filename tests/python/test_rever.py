@@ -16,9 +16,11 @@ import re
 from collections import Counter, defaultdict
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from conftest import Warehouse, run_dbt
 from preftools import contract as C
 
 NUMBERED_LINE = re.compile(r"^[ \t]*[0-9]+\.[ \t]*(.*?)[ \t]*$")
@@ -375,3 +377,180 @@ def test_summary_tool_rate(warehouse, expected):
         assert got[s]["n_trajectories_with_tool"] == tools[s]
         assert _close(got[s]["tool_call_rate"], tools[s] / n)
     assert sum(tools.values()) == expected["manifest"]["rever"]["tool_call_trajectories"]
+
+
+# --------------------------------------------------------------------------- hand-made rows
+# The verdict statuses the generator never produces, each on a pair of its own (chosen broken,
+# rejected sound unless said), in small Parquet files in the Hub layout, written with pyarrow
+# in the contract's schemas. Each asserts the exact verdict_status and the exact integrity rows.
+HANDMADE_RUBRIC = [("r1", "The response must be a haiku. [Hard Rule]"),
+                   ("r2", "The response should be vivid. [Principle]")]
+SOUND_CHOSEN = '{"r1": {"score": 1, "explanation": "yes"}, "r2": {"score": 80, "explanation": "vivid"}}'
+SOUND_REJECTED = '{"r1": {"score": 0, "explanation": "no"}, "r2": {"score": 80, "explanation": "vivid"}}'
+
+
+def _task(rubric=HANDMADE_RUBRIC, rubrics=None) -> str:
+    items = [{"rubric_id": i, "criterion": c} for i, c in rubric] if rubrics is None else rubrics
+    return json.dumps({"instruction": "Write a haiku about rain.", "response": "Rain on the tin roof.",
+                       "rubrics": items})
+
+
+def _judge_row(pid: str, candidate: str, user: str, verdict: str) -> dict:
+    return {"id": pid, "source": "helpsteer3", "candidate": candidate, "tools": "[]", "messages": [
+        {"role": "system", "content": "You are an impartial judge."},
+        {"role": "user", "content": user},
+        {"role": "assistant", "content": f"<think>\nChecking each item.\n</think>\n<judge>\n{verdict}\n</judge>"},
+    ]}
+
+
+def _rejected_response(user: str) -> str:
+    """The user message of the rejected side: the same task, another response."""
+    try:
+        task = json.loads(user)
+    except json.JSONDecodeError:
+        return user
+    return json.dumps({**task, "response": "It rains."})
+
+
+def _rubric_row(pid: str, rubric=HANDMADE_RUBRIC) -> dict:
+    numbered = "\n".join(f"{n}. {c}" for n, (_, c) in enumerate(rubric, 1))
+    return {"id": pid, "source": "helpsteer3", "messages": [
+        {"role": "user", "content": "Write a rubric for: Write a haiku about rain."},
+        {"role": "assistant", "content": "<think>\nTwo items.\n</think>\n\nHere is the rubric:\n\n" + numbered},
+    ]}
+
+
+UNTAGGED_RUBRIC = [("r1", "The response must be a haiku."), ("r2", "The response should be vivid. [Principle]")]
+TWICE_RUBRIC = [("r1", "The response must be a haiku. [Hard Rule]"), ("r1", "The response must rhyme. [Hard Rule]"),
+                ("r2", "The response should be vivid. [Principle]")]
+
+# id: (chosen user message, chosen verdict, rejected user message, rejected verdict, rubric,
+#      expected status of chosen, of rejected, expected integrity rows {(kind, candidate)})
+HANDMADE_PAIRS = {
+    "handmade:ok": (_task(), SOUND_CHOSEN, _task(), SOUND_REJECTED, HANDMADE_RUBRIC, "ok", "ok", set()),
+    "handmade:unknown_rubric_id": (
+        _task(), '{"r1": {"score": 1}, "r2": {"score": 80}, "r9": {"score": 1}}', _task(), SOUND_REJECTED,
+        HANDMADE_RUBRIC, "unknown_rubric_id", "ok", {("verdict_unknown_rubric_id", "chosen")}),
+    "handmade:duplicate_rubric_id": (
+        _task(), '{"scores": [{"rubric_id": "r1", "score": 1}, {"rubric_id": "r2", "score": 80}, '
+                 '{"rubric_id": "r1", "score": 0}]}', _task(), SOUND_REJECTED,
+        HANDMADE_RUBRIC, "duplicate_rubric_id", "ok", {("verdict_duplicate_rubric_id", "chosen")}),
+    "handmade:duplicate_rubric_id_in_task": (
+        _task(TWICE_RUBRIC), SOUND_CHOSEN, _task(TWICE_RUBRIC), SOUND_REJECTED,
+        TWICE_RUBRIC, "duplicate_rubric_id", "duplicate_rubric_id",
+        {("verdict_duplicate_rubric_id", "chosen"), ("verdict_duplicate_rubric_id", "rejected")}),
+    "handmade:invalid_score": (
+        _task(), '{"r1": {"score": "1"}, "r2": {"score": 80}}', _task(), '{"r1": {"score": true}, "r2": {"score": 80}}',
+        HANDMADE_RUBRIC, "invalid_score", "invalid_score",
+        {("verdict_invalid_score", "chosen"), ("verdict_invalid_score", "rejected")}),
+    "handmade:unrecognised_shape": (
+        _task(), '"both items satisfied"', _task(), '42',
+        HANDMADE_RUBRIC, "unrecognised_shape", "unrecognised_shape",
+        {("verdict_unrecognised_shape", "chosen"), ("verdict_unrecognised_shape", "rejected")}),
+    "handmade:unknown_rubric_kind": (
+        _task(UNTAGGED_RUBRIC), SOUND_CHOSEN, _task(UNTAGGED_RUBRIC), SOUND_REJECTED, UNTAGGED_RUBRIC,
+        "unknown_rubric_kind", "unknown_rubric_kind",
+        {("verdict_unknown_rubric_kind", "chosen"), ("verdict_unknown_rubric_kind", "rejected"),
+         ("rubric_unknown_kind", None)}),
+    # the task lists no criterion while the rubric has two: a criteria mismatch as well
+    "handmade:no_rubric_items": (
+        _task(rubrics=[]), SOUND_CHOSEN, _task(), SOUND_REJECTED, HANDMADE_RUBRIC, "no_rubric_items", "ok",
+        {("verdict_no_rubric_items", "chosen"), ("criteria_mismatch", "chosen")}),
+    # not JSON; JSON whose `rubrics` is not a list (no criteria mismatch on a malformed task)
+    "handmade:malformed_user_message": (
+        "Instruction: Write a haiku about rain.\nRubric: r1, r2", SOUND_CHOSEN,
+        json.dumps({"instruction": "Write a haiku about rain.", "response": "x", "rubrics": "r1, r2"}),
+        SOUND_REJECTED, HANDMADE_RUBRIC, "malformed_user_message", "malformed_user_message",
+        {("verdict_malformed_user_message", "chosen"), ("verdict_malformed_user_message", "rejected")}),
+}
+DUPLICATE_ID = "handmade:duplicate_trajectory"
+INVALID_CANDIDATE_ID = "handmade:invalid_candidate"
+OWN_TESTS = (DUPLICATE_ID, INVALID_CANDIDATE_ID)  # ids checked by tests of their own
+
+
+@pytest.fixture(scope="module")
+def handmade_rever(tmp_path_factory):
+    """The ReVeR marts built on HANDMADE_PAIRS (one judge file, one rubric file), plus a pair whose
+    rejected trajectory appears twice (the second, identical row a duplicate_candidate) and a
+    pair whose chosen trajectory has the candidate 'maybe'."""
+
+    raw = tmp_path_factory.mktemp("rever_raw")
+    judge, rubric = [], []
+    for pid, (c_user, c_verdict, r_user, r_verdict, rub, *_) in HANDMADE_PAIRS.items():
+        judge += [_judge_row(pid, "chosen", c_user, c_verdict),
+                  _judge_row(pid, "rejected", _rejected_response(r_user), r_verdict)]
+        rubric.append(_rubric_row(pid, rub))
+    judge += [_judge_row(DUPLICATE_ID, "chosen", _task(), SOUND_CHOSEN),
+              _judge_row(DUPLICATE_ID, "rejected", _rejected_response(_task()), SOUND_REJECTED),
+              _judge_row(DUPLICATE_ID, "rejected", _rejected_response(_task()), SOUND_REJECTED)]
+    rubric.append(_rubric_row(DUPLICATE_ID))
+    judge += [_judge_row(INVALID_CANDIDATE_ID, "maybe", _task(), SOUND_CHOSEN),
+              _judge_row(INVALID_CANDIDATE_ID, "rejected", _rejected_response(_task()), SOUND_REJECTED)]
+    rubric.append(_rubric_row(INVALID_CANDIDATE_ID))
+    for key, rows in (("rever_judge", judge), ("rever_rubric", rubric)):
+        ds = C.DATASETS_BY_KEY[key]
+        ds.data_dir(raw).mkdir(parents=True)
+        pq.write_table(pa.Table.from_pylist(rows, schema=ds.schema), ds.data_dir(raw) / "train-00000-of-00001.parquet")
+    work = tmp_path_factory.mktemp("rever_build")
+    db = work / "warehouse.duckdb"
+    run_dbt(["build", "-s", "+path:models/marts/rever", "+rejects_rever_judge", "--indirect-selection", "cautious",
+             "--vars", "{datasets: [rever]}"], raw, db, work)
+    return Warehouse(db, raw, work)
+
+
+def test_handmade_verdict_statuses(handmade_rever):
+    got = {(r["id"], r["candidate"]): r["verdict_status"] for r in handmade_rever.rows(
+        "select id, candidate, verdict_status from rever_trajectories where id not in (?, ?)", list(OWN_TESTS))}
+    want = {}
+    for pid, (*_, chosen_status, rejected_status, _) in HANDMADE_PAIRS.items():
+        want[(pid, "chosen")], want[(pid, "rejected")] = chosen_status, rejected_status
+    assert got == want
+    # the independent Python reading of this file agrees on every row
+    for row in _raw_rows(handmade_rever.raw_dir, "rever_judge"):
+        if row["id"] not in OWN_TESTS:
+            assert judge_trajectory(row)["verdict_status"] == want[(row["id"], row["candidate"])], row["id"]
+
+
+def test_handmade_integrity_kinds(handmade_rever):
+    """Every integrity row of the hand-made pairs, exactly: the kind `verdict_<status>` of each
+    broken trajectory, and nothing else but the consequences named in HANDMADE_PAIRS."""
+    got = Counter((r["id"], r["kind"], r["candidate"]) for r in handmade_rever.rows(
+        "select id, kind, candidate from rever_integrity where id not in (?, ?)", list(OWN_TESTS)))
+    want = Counter((pid, kind, candidate) for pid, (*_, kinds) in HANDMADE_PAIRS.items() for kind, candidate in kinds)
+    assert got == want, {"missing": want - got, "unexpected": got - want}
+    # the trajectory-level rows point at their raw row
+    for r in handmade_rever.rows("select * from rever_integrity where level = 'trajectory'"):
+        assert r["source_file"] == "train-00000-of-00001.parquet" and r["source_row"] is not None, r
+
+
+def test_handmade_duplicate_trajectory(handmade_rever):
+    """The second row of one (id, candidate) is a duplicate_candidate, and only that: the first
+    row stands for the pair, which is scored and kept."""
+    rows = handmade_rever.rows(
+        "select kind, level, candidate, source_row, trajectory_id from rever_integrity where id = ?", [DUPLICATE_ID])
+    last_row = 2 * len(HANDMADE_PAIRS) + 2  # the third row of the duplicate id
+    (traj,) = handmade_rever.rows("select trajectory_id from rever_trajectories where source_row = ?", [last_row])
+    assert rows == [{"kind": "duplicate_candidate", "level": "trajectory", "candidate": "rejected",
+                     "source_row": last_row, "trajectory_id": traj["trajectory_id"]}]
+    (pair,) = handmade_rever.rows("select n_trajectories, n_rejected, kept, decided_by from rever_pairs where id = ?",
+                                  [DUPLICATE_ID])
+    assert pair == {"n_trajectories": 3, "n_rejected": 2, "kept": True, "decided_by": "hard_rules"}
+
+
+def test_handmade_invalid_candidate(handmade_rever):
+    """A trajectory whose candidate is neither chosen nor rejected: invalid_candidate, and its pair
+    misses its chosen side; the trajectory is rejected as invalid_candidate."""
+    kinds = Counter((r["kind"], r["candidate"]) for r in handmade_rever.rows(
+        "select kind, candidate from rever_integrity where id = ?", [INVALID_CANDIDATE_ID]))
+    assert kinds == Counter({("invalid_candidate", "maybe"): 1, ("missing_candidate", "chosen"): 1})
+    reasons = {r["candidate"]: r["reason"] for r in handmade_rever.rows(
+        "select candidate, reason from rejects_rever_judge where id = ?", [INVALID_CANDIDATE_ID])}
+    assert reasons["maybe"] == "invalid_candidate"
+
+
+def test_handmade_invalid_candidate_partner_is_explained(handmade_rever):
+    reasons = {r["candidate"]: r["reason"] for r in handmade_rever.rows(
+        "select candidate, reason from rejects_rever_judge where id = ?", [INVALID_CANDIDATE_ID])}
+    # (found by this test: the partner was 'unexplained', which failed row_accounting_balances
+    # and with it the whole build, on one bad candidate value)
+    assert reasons == {"maybe": "invalid_candidate", "rejected": "missing_candidate"}, reasons

@@ -53,6 +53,8 @@ final as (
             when not is_pair_member then 'not_pair_member'
             when not rubric_found then 'no_rubric'
             when pair_n_trajectories != 2 then 'incomplete_pair'
+            -- two trajectories, but the other one's candidate is not chosen/rejected
+            when partner_verdict_status is null then 'missing_candidate'
             when verdict_status != 'ok' then 'verdict_' || verdict_status
             when partner_verdict_status != 'ok' then 'partner_verdict_' || partner_verdict_status
             when not pair_kept then 'pair_not_kept'

@@ -8,6 +8,18 @@ source as (
 
 ),
 
+typed as (
+
+    -- the contract's types, whatever representation the raw files use (README: "Raw data contract")
+    select
+        {{ raw_columns_as_contract('code_ultrafeedback') }},
+        filename,
+        file_row_number
+
+    from source
+
+),
+
 renamed as (
 
     select
@@ -25,7 +37,7 @@ renamed as (
         {{ list_size('responses') }} as n_responses,
         {{ list_size('annotations') }} as n_annotations
 
-    from source
+    from typed
 
 )
 

@@ -8,6 +8,18 @@ source as (
 
 ),
 
+typed as (
+
+    -- the contract's types, whatever representation the raw files use (README: "Raw data contract")
+    select
+        {{ raw_columns_as_contract('code_ultrafeedback_standard') }},
+        filename,
+        file_row_number
+
+    from source
+
+),
+
 renamed as (
 
     select
@@ -28,7 +40,7 @@ renamed as (
         {{ list_size('chosen') }} as n_chosen_messages,
         {{ list_size('rejected') }} as n_rejected_messages
 
-    from source
+    from typed
 
 )
 

@@ -7,6 +7,18 @@ source as (
 
 ),
 
+typed as (
+
+    -- the contract's types, whatever representation the raw files use (README: "Raw data contract")
+    select
+        {{ raw_columns_as_contract('rever_rubric') }},
+        filename,
+        file_row_number
+
+    from source
+
+),
+
 renamed as (
 
     select
@@ -19,7 +31,7 @@ renamed as (
         messages,
         {{ list_size('messages') }} as n_messages
 
-    from source
+    from typed
 
 )
 

@@ -8,6 +8,18 @@ source as (
 
 ),
 
+typed as (
+
+    -- the contract's types, whatever representation the raw files use (README: "Raw data contract")
+    select
+        {{ raw_columns_as_contract('rever_judge') }},
+        filename,
+        file_row_number
+
+    from source
+
+),
+
 renamed as (
 
     select
@@ -22,7 +34,7 @@ renamed as (
         {{ list_size('messages') }} as n_messages,
         tools
 
-    from source
+    from typed
 
 )
 

@@ -9,6 +9,18 @@ source as (
 
 ),
 
+typed as (
+
+    -- the contract's types, whatever representation the raw files use (README: "Raw data contract")
+    select
+        {{ raw_columns_as_contract('ultrafeedback') }},
+        filename,
+        file_row_number
+
+    from source
+
+),
+
 renamed as (
 
     select
@@ -51,7 +63,7 @@ renamed as (
         cast(score_random_response_for_best_overall as double) as published_score_random_response_for_best_overall,
         cast(best_overall_score_response_critique_sentiment as double) as published_best_overall_score_response_critique_sentiment
 
-    from source
+    from typed
 
 )
 
