@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+from collections import deque
 from concurrent.futures import ProcessPoolExecutor
 
 _ANALYZER = None
@@ -50,3 +51,48 @@ def compound_scores(texts: list[str | None], workers: int | None = None) -> list
     chunks = [texts[i : i + size] for i in range(0, len(texts), size)]
     with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
         return [score for chunk in pool.map(_score_chunk, chunks) for score in chunk]
+
+
+def compound_scores_stream(batches, workers: int | None = None, chunk: int = MIN_TEXTS_PER_WORKER,
+                           in_flight: int = 2) -> list[float | None]:
+    """VADER compound scores of the texts of an iterable of lists (e.g. the record batches of a
+    warehouse query), in order, as one list: the same scores as compound_scores on the
+    concatenation. The texts go to the pool in chunks of ``chunk`` as they are read, with at most
+    ``in_flight`` chunks per worker pending, so the memory held outside DuckDB is a few chunks of
+    text (plus the scores), not the whole column; fewer than two chunks are scored in this process.
+    """
+    workers = default_workers() if workers is None else max(1, workers)
+    scores: list[float | None] = []
+    pending: deque = deque()
+    pool = None
+    buffer: list[str | None] = []
+
+    def dispatch(texts: list[str | None]) -> None:
+        nonlocal pool
+        if workers == 1:
+            scores.extend(_score_chunk(texts))
+            return
+        if pool is None:
+            pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+        pending.append(pool.submit(_score_chunk, texts))
+        while len(pending) > in_flight * workers:
+            scores.extend(pending.popleft().result())
+
+    try:
+        for texts in batches:
+            buffer.extend(texts)
+            # keep one chunk back: a total under two chunks is scored here, without a pool
+            while len(buffer) >= 2 * chunk:
+                dispatch(buffer[:chunk])
+                del buffer[:chunk]
+        if pool is None:
+            scores.extend(_score_chunk(buffer))
+        else:
+            for i in range(0, len(buffer), chunk):
+                dispatch(buffer[i : i + chunk])
+            while pending:
+                scores.extend(pending.popleft().result())
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+    return scores
