@@ -3,7 +3,7 @@
     model cannot run. Spark SQL's TRANSFORM ... USING (script transformation) pipes rows
     through a program on each executor instead, so the scoring stays the vaderSentiment
     package itself, with the same rule as the DuckDB Python model
-    (int_ultrafeedback__critique_sentiments.py): compound score of the text, NULL for a NULL
+    (int_ultrafeedback__critique_sentiment_scores.py): compound score of the text, NULL for a NULL
     or blank (str.strip() == '') text.
 
     `relation`: a relation or CTE name with a text key and the text. Returns a query with

@@ -1,9 +1,10 @@
--- Spark's version of models/intermediate/ultrafeedback/int_ultrafeedback__critique_sentiments.py
--- (enabled only on Spark, where dbt Python models cannot run; the .py is disabled there).
+-- Spark's version of models/intermediate/ultrafeedback/int_ultrafeedback__critique_sentiments.sql
+-- and the Python model it joins (int_ultrafeedback__critique_sentiment_scores.py), enabled only
+-- on Spark, where dbt Python models cannot run (both are disabled there).
 -- Same grain, columns, rule and values: one row per raw row x completion, VADER compound
 -- score of the critique (NULL for a NULL or blank critique), each distinct critique scored once
 -- by the vaderSentiment package through Spark's script transformation (spark_vader_compound).
--- Documented and tested by the .py model's entry in _ultrafeedback__models.yml.
+-- Documented and tested by the DuckDB model's entry in _ultrafeedback__models.yml.
 with
 
 completions as (
