@@ -40,7 +40,9 @@ class Plugin(BasePlugin):
         if not path or path == ":memory:" or path in self._checked:
             return
         try:
-            duckdb.connect(path).close()
+            # with the profile's config_options: a new file is created here, in the storage
+            # format profiles.yml asks for
+            duckdb.connect(path, config=dict(config)).close()
         except duckdb.Error as exc:
             message = lock_message(path, str(exc))
             if message:

@@ -102,3 +102,23 @@ def test_the_query_examples_of_the_readme(warehouse):
                      warehouse.raw_dir, warehouse.path, warehouse.work_dir / "show")
     # (dbt show cuts long cells: the short split names are checked)
     assert "rever_flagged" in result.output and "| ultrafeedback " in result.output
+
+
+def test_the_duckdb_cli_reads_the_warehouse(warehouse):
+    """README: the DuckDB CLI (PyPI's duckdb-cli, a 1.5 release) opens the warehouse read-only:
+    profiles.yml writes DuckDB 1.5's storage format."""
+    import subprocess
+    import sys
+
+    cli = Path(sys.executable).parent / "duckdb"
+    assert cli.exists(), "duckdb-cli is in requirements.txt: make install"
+    proc = subprocess.run(
+        [str(cli), "-readonly", "-csv", "-noheader", str(warehouse.path), "-c",
+         "select count(*) from audits.cuf_model_win_rates; "
+         "select comment from duckdb_tables() where schema_name = 'main' and table_name = 'preference_pairs';"],
+        capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    with warehouse.connect() as con:
+        n = con.execute("select count(*) from audits.cuf_model_win_rates").fetchone()[0]
+    assert lines[0] == str(n) and "preference pair" in proc.stdout
