@@ -1,15 +1,34 @@
-"""A dbt-duckdb plugin that turns "the warehouse file is locked" into one clear line.
+"""A dbt-duckdb plugin that turns the faults a build can meet into one clear line each.
 
-DuckDB lets one process open a database file for writing. When a second ``dbt build`` runs,
-or a notebook holds ``warehouse.duckdb``, dbt-duckdb's connect fails deep inside dbt's error
-handling and prints a Python traceback. This plugin (enabled in profiles.yml) tries the
-lock first, just before dbt-duckdb connects, and raises a dbt error that dbt prints as a
-message: which file, which process holds it, what to do.
+- **A locked warehouse.** DuckDB lets one process open a database file for writing, and no
+  other process open it at all meanwhile (readers with ``read_only=True`` share it among
+  themselves, not with a writer). When a second ``dbt build`` runs, or an export, the report or a
+  notebook holds ``warehouse.duckdb``, dbt-duckdb's connect fails deep inside dbt's error
+  handling and prints a Python traceback. This plugin tries the lock first, just before
+  dbt-duckdb connects, and raises a dbt error that dbt prints as a message: which file, which
+  process holds it (and the command it runs), what to do.
+- **A full disk.** DuckDB's ``TransactionContext Error: Failed to commit: Could not write file
+  ".../warehouse.duckdb.wal": No space left on device`` becomes one line naming the file, the
+  disk and its free space, and saying what state the marts are in (the failed model was rolled
+  back; every mart holds its previous version or the one this build finished).
+- **A corrupt raw file.** DuckDB's Parquet reader reports some damage without naming the file
+  (``don't know what type``, ``dictionary offset out of range``...), and the rest with a SQL
+  excerpt. When a statement that reads raw Parquet fails, each file it reads is read in full
+  once more, and the first one that cannot be read is named in one line with what to do.
+
+The last two are translated where dbt-duckdb turns a DuckDB error into a dbt error
+(``DuckDBConnectionManager.exception_handler``), which this plugin wraps when it is loaded
+(enabled in profiles.yml); anything else passes through unchanged.
 """
 
 from __future__ import annotations
 
+import contextlib
+import glob
+import os
 import re
+import shlex
+from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -17,6 +36,30 @@ from dbt.adapters.duckdb.plugins import BasePlugin
 from dbt_common.exceptions import DbtRuntimeError
 
 _HOLDER = re.compile(r"Conflicting lock is held in (?P<exe>.+?) \(PID (?P<pid>\d+)\)")
+_NO_SPACE = "No space left on device"
+_WRITTEN_FILE = re.compile(r"""["'](?P<path>[^"']+)["']\s*:?\s*No space left on device""")
+_READ_PARQUET = re.compile(r"read_parquet\(\s*'(?P<glob>(?:[^']|'')*)'", re.IGNORECASE)
+
+
+def _one_line(text: object, limit: int = 300) -> str:
+    line = " ".join(str(text).split())
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def holder_command(pid: int | str) -> str | None:
+    """The command line of process ``pid`` (from /proc), shortened; None where it cannot be read."""
+    try:
+        raw = Path(f"/proc/{int(pid)}/cmdline").read_bytes()
+    except (OSError, ValueError):
+        return None
+    args = [a.decode(errors="replace") for a in raw.split(b"\0") if a]
+    if not args:
+        return None
+    args[0] = os.path.basename(args[0])
+    if len(args) > 1 and os.path.basename(args[1]) == "dbt":  # python .../bin/dbt build
+        args = args[1:]
+        args[0] = "dbt"
+    return _one_line(shlex.join(args), 160)
 
 
 def lock_message(path: str, error: str) -> str | None:
@@ -25,15 +68,144 @@ def lock_message(path: str, error: str) -> str | None:
         return None
     holder = _HOLDER.search(error)
     by = f"{holder['exe']} (PID {holder['pid']})" if holder else "another process"
+    command = holder_command(holder["pid"]) if holder else None
+    running = f", running `{command}`" if command else ""
     return (
-        f"The warehouse file {path} is locked by {by}: another dbt build or a notebook holds it "
-        "for writing. Wait for that build to finish or close that connection (readers should use "
-        "duckdb.connect(path, read_only=True)), then run again."
+        f"The warehouse file {path} is locked by {by}{running}: another dbt build, an export or the report "
+        "(which read it), or a notebook has it open, and DuckDB lets no other process open it meanwhile; "
+        "nothing was built. Wait for that process to finish or close that connection, then run again."
     )
+
+
+# --------------------------------------------------------------------------------------------
+# a full disk
+
+
+def _mount_point(path: Path) -> Path:
+    path = path.absolute()
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    while not os.path.ismount(path) and path != path.parent:
+        path = path.parent
+    return path
+
+
+def _free_bytes(path: Path) -> int | None:
+    try:
+        st = os.statvfs(path)
+    except OSError:
+        return None
+    return st.f_bavail * st.f_frsize
+
+
+def disk_full_message(error: str, warehouse: str | None = None) -> str | None:
+    """One line for DuckDB's "No space left on device" (WAL, database file or temp files)."""
+    if _NO_SPACE not in error:
+        return None
+    match = _WRITTEN_FILE.search(error)
+    written = match["path"] if match else (warehouse or "the warehouse file")
+    where = Path(written) if match or warehouse else None
+    disk = ""
+    if where is not None:
+        mount = _mount_point(where if where.is_dir() else where.parent)
+        free = _free_bytes(mount)
+        disk = f" (the disk mounted at {mount}, {free / 1e6:,.1f} MB free)" if free is not None else f" ({mount})"
+    return (
+        f"No space left on device: DuckDB could not write {written}{disk}. This model was rolled back and "
+        "keeps its previous version; every mart holds either its previous version or the one this build "
+        "completed, none is half-written. Free space there (or point DUCKDB_PATH at a larger disk: DuckDB's "
+        "temp files go next to it), then run dbt build again."
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# a corrupt raw file
+
+
+def unreadable_parquet(path: str) -> str | None:
+    """Why DuckDB cannot read every row and column of the Parquet file ``path``, or None if it can."""
+    try:
+        with duckdb.connect() as con:
+            reader = con.execute("select * from read_parquet(?)", [path]).fetch_record_batch(65536)
+            for _ in reader:
+                pass
+    except Exception as exc:  # noqa: BLE001 - any failure to read is the answer
+        first = str(exc).strip().split("\n")[0]  # not DuckDB's "LINE 1: select ..." excerpt
+        return _one_line(first, 200).rstrip(": ") or type(exc).__name__
+    return None
+
+
+def raw_file_message(error: str, sql: str) -> str | None:
+    """When ``sql`` reads Parquet files and failed, the first of its files that cannot be read, in one line."""
+    globs = [m["glob"].replace("''", "'") for m in _READ_PARQUET.finditer(sql or "")]
+    checked: set[str] = set()
+    for pattern in globs:
+        if "://" in pattern:
+            continue  # remote files (hf://): not probed again
+        for path in sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]:
+            if path in checked or not os.path.isfile(path):
+                continue
+            checked.add(path)
+            reason = unreadable_parquet(path)
+            if reason is not None:
+                return (
+                    f"Raw file {path} cannot be read: {reason} -- it is truncated or damaged (an interrupted "
+                    "download, a bad copy or disk?). Fetch it again (`make fetch`) or regenerate it "
+                    "(`python -m preftools.generate`); nothing built from it was changed, the marts keep "
+                    "their previous version."
+                )
+    return None
+
+
+def translate(error: str, sql: str, warehouse: str | None = None) -> str | None:
+    """The one-line message for a fault met while running ``sql``, or None to keep dbt's own."""
+    return disk_full_message(error, warehouse) or raw_file_message(error, sql)
+
+
+def install_error_translation(warehouse: str | None = None) -> None:
+    """Wrap dbt-duckdb's exception handler and its Python-model runner (once per process) so that
+    :func:`translate` applies (a Python model's errors otherwise come with a traceback)."""
+    from dbt.adapters.duckdb.connections import DuckDBConnectionManager
+    from dbt.adapters.duckdb.environments import Environment
+
+    original = DuckDBConnectionManager.exception_handler
+    if getattr(original, "_preftools_translates", False):
+        return
+
+    run_python_job = Environment.run_python_job.__func__
+
+    def translated_run_python_job(cls, *args, **kwargs):
+        try:
+            return run_python_job(cls, *args, **kwargs)
+        except DbtRuntimeError as exc:
+            message = disk_full_message(str(exc), warehouse)
+            if message is None:
+                raise
+            raise DbtRuntimeError(message) from None
+
+    Environment.run_python_job = classmethod(translated_run_python_job)
+
+    @contextlib.contextmanager
+    def exception_handler(self, sql: str, connection_name: str = "master"):
+        try:
+            with original(self, sql, connection_name):
+                yield
+        except DbtRuntimeError as exc:
+            message = translate(str(exc), sql, warehouse)
+            if message is None:
+                raise
+            raise DbtRuntimeError(message) from None
+
+    exception_handler._preftools_translates = True  # type: ignore[attr-defined]
+    DuckDBConnectionManager.exception_handler = exception_handler
 
 
 class Plugin(BasePlugin):
     _checked: set[str] = set()
+
+    def initialize(self, plugin_config: dict[str, Any]) -> None:
+        path = getattr(self.creds, "path", None) if self.creds is not None else None
+        install_error_translation(path if path and path != ":memory:" else None)
 
     def update_connection_config(self, creds: Any, config: dict[str, Any]) -> None:
         path = creds.path
@@ -45,6 +217,9 @@ class Plugin(BasePlugin):
             duckdb.connect(path, config=dict(config)).close()
         except duckdb.Error as exc:
             message = lock_message(path, str(exc))
+            if message:
+                raise DbtRuntimeError(message) from None
+            message = disk_full_message(str(exc), path)
             if message:
                 raise DbtRuntimeError(message) from None
             raise

@@ -38,12 +38,18 @@ export to the Hub deduplicate), and a row group size fixed per mart (about 64 MB
 the same pyarrow version; nothing time-dependent is written into the Parquet files, and the
 manifest and cards only hold what the warehouse, the command line and the project checkout say.
 
-Atomic: everything is written into a hidden staging folder ``$EXPORT_DIR/.export-tmp-*`` and only
-when every selected mart is complete are the mart folders swapped in by renames (milliseconds),
-then ``manifest.json`` is replaced through a temporary file. A failure or an interrupt (Ctrl-C,
-SIGTERM) before that point leaves the previous export untouched and removes the staging folder;
-a killed process (SIGKILL, power loss) leaves only a hidden staging folder, which the next export
-removes. Two exports into the same directory exclude each other through ``.export.lock``.
+Atomic: everything, the new ``manifest.json`` included, is written into a hidden staging folder
+``$EXPORT_DIR/.export-tmp-*`` and only when every selected mart is complete are the mart folders
+swapped in by renames (milliseconds; on Linux each folder is exchanged with its previous version in
+one step, so no mart folder is ever missing), then ``manifest.json`` is renamed into place. A
+failure, a full disk or an interrupt (Ctrl-C, SIGTERM) before that point leaves the previous export
+untouched and removes the staging folder; a killed process (SIGKILL, power loss) leaves a hidden
+staging folder, which the next export removes, and, if it died during the swaps, some mart folders
+of the new export beside the others' previous ones under the previous manifest (each folder whole;
+``preftools.publish`` refuses the ones that differ from the manifest until the export is rerun).
+Tables dbt leaves in schema main when a build is killed (``<mart>__dbt_tmp``, ``__dbt_backup``) are
+not marts and are skipped with a warning. Two exports into the same directory exclude each other
+through ``.export.lock``.
 
 ``--marts a,b`` exports some marts and keeps the other folders and their manifest entries; a full
 export also removes the folders of marts that an earlier export wrote (per its manifest) and
@@ -57,6 +63,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import ctypes
 import datetime as dt
 import decimal
 import errno
@@ -155,7 +162,12 @@ def _os_error_message(exc: OSError, where: Path | str, action: str = "write") ->
         match = re.search(r"\[Errno (\d+)\]", text)
         code = int(match.group(1)) if match else None
     if code == errno.ENOSPC or "No space left" in text:
-        return f"no space left on device while writing {where}; free some space or choose another --export-dir"
+        # Files are staged and swapped in by renames (which need no space) after the manifest is
+        # staged, so running out of space always happens before anything was replaced.
+        return (
+            f"no space left on device while writing {where}{_disk_of(where)}; nothing was replaced: the previous "
+            "export is intact and the partial files were removed; free some space or choose another --export-dir"
+        )
     if code == errno.EDQUOT:
         return f"disk quota exceeded while writing {where}; free some space or choose another --export-dir"
     if code in (errno.EACCES, errno.EPERM, errno.EROFS) or isinstance(exc, PermissionError):
@@ -167,6 +179,20 @@ def _os_error_message(exc: OSError, where: Path | str, action: str = "write") ->
             "choose another --export-dir (or EXPORT_DIR)"
         )
     return f"cannot {action} {where}: {_one_line(exc.strerror or exc)}"
+
+
+def _disk_of(path: Path | str) -> str:
+    """" (the disk mounted at /x, N MB free)" for the file system holding ``path``, or ""."""
+    try:
+        mount = Path(path).absolute()
+        while not mount.exists() and mount != mount.parent:
+            mount = mount.parent
+        while not os.path.ismount(mount) and mount != mount.parent:
+            mount = mount.parent
+        st = os.statvfs(mount)
+    except OSError:
+        return ""
+    return f" (the disk mounted at {mount}, {st.f_bavail * st.f_frsize / 1e6:,.1f} MB free)"
 
 
 def _fsync_dir(path: Path) -> None:
@@ -275,13 +301,30 @@ def open_spark_warehouse(path: Path) -> Iterator:
             con.close()
 
 
-def list_marts(con) -> list[str]:
+# dbt builds a table as `<name>__dbt_tmp` and swaps the old one out as `<name>__dbt_backup`, which it
+# drops just after the commit: a build killed in between leaves that table in schema main (the next
+# build of the model drops it). Neither is a mart.
+DBT_WORK_RELATION = re.compile(r".+__dbt_(tmp|backup)")
+
+
+def dbt_leftovers(con) -> list[str]:
+    """Tables of schema main that dbt left behind (an interrupted build): not marts."""
     rows = con.execute(
         "select table_name from duckdb_tables() "
         "where database_name = current_database() and schema_name = ? order by table_name",
         [MART_SCHEMA],
     ).fetchall()
-    return [r[0] for r in rows]
+    return [r[0] for r in rows if DBT_WORK_RELATION.fullmatch(r[0])]
+
+
+def list_marts(con) -> list[str]:
+    """The tables of schema main, except dbt's leftovers (see DBT_WORK_RELATION)."""
+    rows = con.execute(
+        "select table_name from duckdb_tables() "
+        "where database_name = current_database() and schema_name = ? order by table_name",
+        [MART_SCHEMA],
+    ).fetchall()
+    return [r[0] for r in rows if not DBT_WORK_RELATION.fullmatch(r[0])]
 
 
 def table_columns(con, schema: str, table: str) -> list[tuple[str, str]]:
@@ -634,29 +677,61 @@ def mart_entry(mart: MartExport, build, exported_by: dict) -> dict:
     }
 
 
-def _write_manifest(export_dir: Path, manifest: dict) -> None:
-    path = export_dir / MANIFEST
-    fd, tmp = tempfile.mkstemp(prefix=f".{MANIFEST}.", suffix=".tmp", dir=export_dir)
-    try:
-        with os.fdopen(fd, "w") as fh:
-            json.dump(manifest, fh, indent=2, ensure_ascii=False)
-            fh.write("\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+def _stage_manifest(staging: Path, manifest: dict) -> Path:
+    """Write the new manifest.json into the staging folder (renamed into place by ``publish``)."""
+    path = staging / MANIFEST
+    with open(path, "w") as fh:
+        json.dump(manifest, fh, indent=2, ensure_ascii=False)
+        fh.write("\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+    return path
+
+
+_RENAME_EXCHANGE = 2  # linux/fs.h
+_AT_FDCWD = -100
+_renameat2 = None
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two existing paths in one atomic step (Linux renameat2 with RENAME_EXCHANGE), so that
+    ``b`` holds a whole folder at every instant; False where the OS or file system cannot."""
+    global _renameat2
+    if _renameat2 is None:
+        try:
+            fn = ctypes.CDLL(None, use_errno=True).renameat2
+        except (OSError, AttributeError):
+            _renameat2 = False
+        else:
+            fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+            fn.restype = ctypes.c_int
+            _renameat2 = fn
+    if _renameat2 is False:
+        return False
+    if _renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EPERM):
+        return False  # not supported here: fall back to two renames
+    raise OSError(code, os.strerror(code), str(a), None, str(b))
 
 
 def publish(export_dir: Path, staging: Path, marts: list[str], retired: list[str], manifest: dict) -> None:
-    """Swap the staged mart folders into place (old ones go into the staging folder, which the
-    caller deletes), remove retired mart folders, then replace manifest.json."""
+    """Swap the staged mart folders into place (old ones stay in the staging folder, which the
+    caller deletes), remove retired mart folders, then replace manifest.json.
+
+    The manifest is written (into the staging folder) before anything is replaced, so a full disk
+    fails the export with the previous one intact; the rest are renames. Each mart folder is
+    exchanged with its previous version in one atomic step where the OS can (Linux), so a process
+    killed during the swaps leaves every mart folder whole (the previous or the new version) and the
+    previous manifest, which ``preftools.publish`` checks every file against."""
+    staged_manifest = _stage_manifest(staging, manifest)
     old = staging / ".previous"
     old.mkdir()
     for name in marts:
         final = export_dir / name
+        if final.is_dir() and not final.is_symlink() and _exchange(staging / name, final):
+            continue  # the previous version is now staging/<name>, deleted with the staging folder
         if final.exists() or final.is_symlink():
             os.rename(final, old / name)
         try:
@@ -669,7 +744,7 @@ def publish(export_dir: Path, staging: Path, marts: list[str], retired: list[str
         final = export_dir / name
         if final.is_dir() and not final.is_symlink():
             os.rename(final, old / name)
-    _write_manifest(export_dir, manifest)
+    os.replace(staged_manifest, export_dir / MANIFEST)
     _fsync_dir(export_dir)
 
 
@@ -699,6 +774,13 @@ def export(
     source = open_spark_warehouse(spark_warehouse) if spark_warehouse is not None else open_warehouse(duckdb_path)
     with source as con:
         available = list_marts(con)
+        leftovers = dbt_leftovers(con)
+        if leftovers:
+            print(
+                f"export: warning: not exporting {', '.join(f'{MART_SCHEMA}.{t}' for t in leftovers)}: left by an "
+                "interrupted dbt build (the next `dbt build` drops it)",
+                file=sys.stderr,
+            )
         if not available:
             raise ExportError(f"no tables in schema {MART_SCHEMA} of {duckdb_path}: run `make build` first")
         if marts is None:
