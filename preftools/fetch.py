@@ -35,13 +35,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
+from preftools.cli import EXIT_ERROR, HF_LOGIN_HINT, error, one_line, run
 from preftools.contract import DATASETS, DATASETS_BY_KEY, RawDataset
 
-EXIT_ERROR = 2
 DEFAULT_RAW_DATA_DIR = "data/raw"
 ALLOW_PATTERN = "data/*.parquet"
 REPO_INFO_TIMEOUT = 30.0  # seconds; raised by HF_HUB_ETAG_TIMEOUT if that is larger
-LOGIN_HINT = "run `hf auth login` (older huggingface_hub: `huggingface-cli login`) or set HF_TOKEN"
+LOGIN_HINT = HF_LOGIN_HINT
 LOCK_NAME = "fetch.lock.json"  # beside the raw data: $RAW_DATA_DIR/fetch.lock.json (macros/raw_provenance.sql reads it)
 LOCK_VERSION = 1
 COMMIT_RE = re.compile(r"[0-9a-f]{40}")
@@ -344,8 +344,7 @@ def write_lock(raw_data_dir: Path, fetched: list[Fetched]) -> Path | None:
 
 
 def _one_line(text: object, limit: int = 300) -> str:
-    line = " ".join(str(text).split())
-    return line if len(line) <= limit else line[: limit - 3] + "..."
+    return one_line(text, limit)
 
 
 def _os_error_message(exc: OSError, fallback: Path | str) -> str:
@@ -645,7 +644,7 @@ def fetch_dataset(api, ds: RawDataset, raw_data_dir: Path, revision: str, pinned
 
 
 def _error(message: str) -> None:
-    print(f"fetch: error: {_one_line(message, 1000)}", file=sys.stderr, flush=True)
+    error("fetch", message)
 
 
 def _size(files: list[Path]) -> str:
@@ -742,16 +741,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _entry() -> int:
-    try:
-        return main()
-    except KeyboardInterrupt:
-        print("fetch: interrupted", file=sys.stderr)
-        return 130
-    except Exception as exc:  # noqa: BLE001 - never a traceback for users
-        if os.environ.get("PREFTOOLS_DEBUG"):
-            raise
-        _error(f"unexpected {type(exc).__name__}: {_one_line(exc)} (set PREFTOOLS_DEBUG=1 for a traceback)")
-        return EXIT_ERROR
+    return run("fetch", main)
 
 
 if __name__ == "__main__":

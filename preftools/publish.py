@@ -39,9 +39,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from preftools import __version__
+from preftools.cli import EXIT_ERROR, HF_LOGIN_HINT, error, one_line, run
 
-EXIT_ERROR = 2
-EXIT_INTERRUPTED = 130
 DEFAULT_EXPORT_DIR = "exports"
 DEFAULT_MART = "preference_pairs"
 MANIFEST = "manifest.json"  # preftools.export.MANIFEST
@@ -51,7 +50,7 @@ REPO_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*")
 # Remote files this publish owns: data files the export no longer has are deleted.
 DELETE_PATTERNS = ["data/*"]
 CONNECT_TIMEOUT = 30.0  # seconds to open a connection (huggingface_hub sets none)
-LOGIN_HINT = "run `hf auth login` (older huggingface_hub: `huggingface-cli login`) or set HF_TOKEN"
+LOGIN_HINT = HF_LOGIN_HINT
 WRITE_LOGIN_HINT = f"{LOGIN_HINT} with a token that has write access"
 
 EPILOG = """\
@@ -71,9 +70,7 @@ class PublishError(Exception):
     """A problem to report as one line."""
 
 
-def _one_line(text: object, limit: int = 400) -> str:
-    line = " ".join(str(text).split())
-    return line if len(line) <= limit else line[: limit - 3] + "..."
+_one_line = one_line
 
 
 # --------------------------------------------------------------------------------------------
@@ -458,7 +455,7 @@ def publish(export_dir: Path, repo: str, mart: str = DEFAULT_MART, *, private: b
 
 
 def _error(message: str) -> None:
-    print(f"publish: error: {_one_line(message, 1000)}", file=sys.stderr, flush=True)
+    error("publish", message)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -476,16 +473,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _entry() -> int:
-    try:
-        return main()
-    except KeyboardInterrupt:
-        print("publish: interrupted; publish again to finish (files the Hub already has are not sent twice)", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    except Exception as exc:  # noqa: BLE001 - never a traceback for users
-        if os.environ.get("PREFTOOLS_DEBUG"):
-            raise
-        _error(f"unexpected {type(exc).__name__}: {_one_line(exc)} (set PREFTOOLS_DEBUG=1 for a traceback)")
-        return EXIT_ERROR
+    return run("publish", main, "interrupted; publish again to finish (files the Hub already has are not sent twice)")
 
 
 if __name__ == "__main__":
