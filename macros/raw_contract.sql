@@ -7,6 +7,8 @@
     'ultrafeedback': {
         'hub_id': 'argilla/ultrafeedback-binarized-curation',
         'group': 'ultrafeedback',
+        'source_name': 'ultrafeedback',
+        'table_name': 'ultrafeedback_binarized_curation',
         'columns': {
             'source': 'VARCHAR',
             'instruction': 'VARCHAR',
@@ -29,6 +31,8 @@
     'code_ultrafeedback': {
         'hub_id': 'coseal/CodeUltraFeedback',
         'group': 'code_ultrafeedback',
+        'source_name': 'code_ultrafeedback',
+        'table_name': 'code_ultrafeedback',
         'columns': {
             'instruction': 'VARCHAR',
             'preference': 'VARCHAR',
@@ -40,6 +44,8 @@
     'code_ultrafeedback_standard': {
         'hub_id': 'RLHFlow/CodeUltraFeedback-standard',
         'group': 'code_ultrafeedback',
+        'source_name': 'code_ultrafeedback',
+        'table_name': 'code_ultrafeedback_standard',
         'columns': {
             'chosen': 'STRUCT("content" VARCHAR, "role" VARCHAR)[]',
             'rejected': 'STRUCT("content" VARCHAR, "role" VARCHAR)[]',
@@ -50,6 +56,8 @@
     'rever_judge': {
         'hub_id': 'OpenRubrics/ReVeR-Traces-Judge',
         'group': 'rever',
+        'source_name': 'rever',
+        'table_name': 'rever_traces_judge',
         'columns': {
             'id': 'VARCHAR',
             'source': 'VARCHAR',
@@ -61,6 +69,8 @@
     'rever_rubric': {
         'hub_id': 'OpenRubrics/ReVeR-Traces-Rubric',
         'group': 'rever',
+        'source_name': 'rever',
+        'table_name': 'rever_traces_rubric',
         'columns': {
             'id': 'VARCHAR',
             'source': 'VARCHAR',

@@ -255,6 +255,8 @@ def render_macro() -> str:
             f"    {_jinja_string(d.key)}: {{",
             f"        'hub_id': {_jinja_string(d.hub_id)},",
             f"        'group': {_jinja_string(d.group)},",
+            f"        'source_name': {_jinja_string(d.source_name)},",
+            f"        'table_name': {_jinja_string(d.table_name)},",
             "        'columns': {",
         ]
         out += [f"            {_jinja_string(name)}: {_jinja_string(typ)}," for name, typ in duckdb_types(d.schema).items()]

@@ -1,6 +1,9 @@
--- Every raw row is accounted for exactly once: for each raw dataset, rows that reach the
--- marts plus rows rejected (with a reason) equal the raw rows; and no reject is 'unexplained'.
--- Returns the datasets that don't balance.
+-- Nothing lost, nothing counted twice: for each raw dataset, the rows its marts keep plus the
+-- rows its rejects model names equal the rows of its Parquet files (stg_raw__files reads the
+-- count from the files, not through staging). Kept and rejected are two independent rules, so
+-- a row both claim, or neither, or a row lost or duplicated by a join, breaks the balance.
+-- Also fails when a raw dataset has rows but no accounting at all. Returns the datasets that
+-- don't balance.
 with
 
 accounting as (
@@ -9,18 +12,44 @@ accounting as (
 
 ),
 
-by_dataset as (
+raw_files as (
+
+    select * from {{ ref('stg_raw__files') }}
+
+),
+
+raw_counts as (
 
     select
         dataset_key,
-        max(raw_rows) as raw_rows,
-        sum(n_rows) as accounted_rows,
-        sum(case when destination = 'unexplained' then n_rows else 0 end) as unexplained_rows
+        sum(n_rows) as raw_rows
+    from raw_files
+    group by dataset_key
+
+),
+
+accounted as (
+
+    select
+        dataset_key,
+        sum(n_rows) as accounted_rows
     from accounting
     group by dataset_key
+
+),
+
+compared as (
+
+    select
+        coalesce(raw_counts.dataset_key, accounted.dataset_key) as dataset_key,
+        coalesce(raw_counts.raw_rows, 0) as raw_rows,
+        coalesce(accounted.accounted_rows, 0) as accounted_rows
+    from raw_counts
+    full outer join accounted
+        on raw_counts.dataset_key = accounted.dataset_key
 
 )
 
 select *
-from by_dataset
-where raw_rows != accounted_rows or unexplained_rows > 0
+from compared
+where raw_rows != accounted_rows

@@ -337,6 +337,41 @@ def check_summary(wh: Warehouse, published_rows, script_data, corrected, failure
         assert sum(r[col] for r in by_pref) == total[col], col
 
 
+def check_prompts(wh: Warehouse, ds: list[dict], script_data: list[dict], corrected: list[dict]) -> None:
+    """Per raw row: the pair counts under both logics, whether it yields a corrected pair and,
+    if not, why (issue 15: the first of no responses, no annotations, fewer than two responses
+    with a 1..5 rating, all those ratings equal)."""
+    n_corrected = Counter(p["row"] for p in corrected)
+    n_script = Counter(p["_row"] for p in script_data)
+    got = {(r["source_file"], r["source_row"]): r for r in wh.rows(
+        "select source_file, source_row, n_published_logic_pairs, n_corrected_pairs, has_pair, no_pair_reason"
+        " from code_ultrafeedback_prompts")}
+    assert len(got) == len(ds)
+    for example in ds:
+        key = (example["source_file"], example["source_row"])
+        responses = example["responses"] or []
+        rating_of = {ann["model"]: ann["rating"] for ann in example["annotations"] or [] if ann is not None}
+        ratings = [int(rating_of[r["model"]]) for r in responses
+                   if r is not None and r["model"] in rating_of and rating_of[r["model"]] in VALID]
+        if not responses:
+            reason = "no_responses"
+        elif not example["annotations"]:
+            reason = "empty_annotations"
+        elif len(ratings) < 2:
+            reason = "fewer_than_two_rated_responses"
+        elif len(set(ratings)) == 1:
+            reason = "all_ratings_equal"
+        else:
+            reason = None
+        row = got[key]
+        assert row["n_corrected_pairs"] == n_corrected[key], key
+        assert row["n_published_logic_pairs"] == n_script[key], key
+        assert row["has_pair"] == (n_corrected[key] > 0), key
+        assert row["no_pair_reason"] == reason, key
+        # the two rules are one partition: a row yields a pair exactly when no reason applies
+        assert row["has_pair"] == (reason is None), key
+
+
 def check_all(wh: Warehouse) -> Counter:
     ds = read_rows(wh.raw_dir, CODE)
     published_rows = read_rows(wh.raw_dir, STANDARD)
@@ -346,6 +381,7 @@ def check_all(wh: Warehouse) -> Counter:
 
     check_published_logic(wh, ds, script_data, failures)
     check_corrected(wh, corrected)
+    check_prompts(wh, ds, script_data, corrected)
     check_reasons(wh, expected)
     check_published_audit(wh, published_rows)
     check_summary(wh, published_rows, script_data, corrected, failures, rating_at_test, expected)

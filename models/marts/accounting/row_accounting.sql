@@ -1,159 +1,171 @@
--- Where every raw row went: per raw dataset, the raw row count, the rows that reach the
--- training pairs, the rows whose pairs are all flagged by an integrity check (kept out of the
--- training split, by flag) and the rows rejected, by reason. The test row_accounting_balances
--- fails the build when, for any dataset, the three don't add up to the raw rows.
-{%- set parts = [] %}
+-- Where every raw row went. Per raw dataset: its raw rows (counted in the Parquet files
+-- themselves, stg_raw__files), the rows kept by its marts (split into those that reach a
+-- training split and those whose pairs are all flagged by an integrity check) and the rows of
+-- its rejects model, by reason. Kept and rejected come from two independent rules of the
+-- dataset's marts, so the test row_accounting_balances fails the build when a raw row is
+-- claimed by both, by neither, or lost or doubled on the way from the files.
+{%- set train_on_flagged = var('train_on_flagged_pairs', false) | string | lower in ['true', '1', 'yes'] %}
+
+{#- One entry per raw dataset:
+      kept_model / kept_where    the mart that holds what the dataset's kept rows became, and the
+                                 predicate selecting them;
+      kept_rows                  the raw rows a kept record stands for (an aggregate);
+      destination                where kept rows go (the mart a user reads them in);
+      all_flagged / first_flag   kept rows whose every pair is flagged, and the flag to report
+                                 (`flags_from`: the model, key and condition holding the flags
+                                 when the kept model does not carry them);
+      rejects_model              the rows the dataset's reject rules name, one per raw row. -#}
+{%- set datasets = [
+    {'key': 'ultrafeedback', 'group': 'ultrafeedback',
+     'kept_model': 'ultrafeedback_curated', 'kept_where': 'has_pair', 'kept_rows': 'count(*)',
+     'destination': 'preference_pairs',
+     'all_flagged': 'is_flagged', 'first_flag': list_at('integrity_flags', 0),
+     'rejects_model': 'rejects_ultrafeedback'},
+    {'key': 'code_ultrafeedback', 'group': 'code_ultrafeedback',
+     'kept_model': 'code_ultrafeedback_prompts', 'kept_where': 'has_pair', 'kept_rows': 'count(*)',
+     'destination': 'preference_pairs',
+     'all_flagged': 'n_flagged_corrected_pairs = n_corrected_pairs', 'first_flag': 'first_integrity_flag',
+     'rejects_model': 'rejects_code_ultrafeedback'},
+    {'key': 'code_ultrafeedback_standard', 'group': 'code_ultrafeedback',
+     'kept_model': 'audit_code_ultrafeedback_published',
+     'kept_where': 'published_pair_id is not null and is_pair_shaped', 'kept_rows': 'count(*)',
+     'destination': 'audit_code_ultrafeedback_published',
+     'all_flagged': 'false', 'first_flag': 'null',
+     'rejects_model': 'rejects_code_ultrafeedback_standard'},
+    {'key': 'rever_judge', 'group': 'rever',
+     'kept_model': 'rever_pairs', 'kept_where': 'kept',
+     'kept_rows': 'count(chosen_trajectory_id) + count(rejected_trajectory_id)',
+     'destination': 'preference_pairs',
+     'all_flagged': 'first_flag is not null', 'first_flag': 'first_flag',
+     'flags_from': {'model': 'rever_integrity', 'key': 'id', 'flag': 'kind',
+                    'where': "id is not null and kind != 'not_kept'"},
+     'rejects_model': 'rejects_rever_judge'},
+    {'key': 'rever_rubric', 'group': 'rever',
+     'kept_model': 'rever_rubric_items', 'kept_where': 'true', 'kept_rows': 'count(distinct rubric_row_id)',
+     'destination': 'rever_rubric_items',
+     'all_flagged': 'false', 'first_flag': 'null',
+     'rejects_model': 'rejects_rever_rubric'},
+] | selectattr('group', 'in', enabled_dataset_groups()) | list %}
 
 with
 
--- per raw prompt with pairs: does any of its pairs reach a training split; else its first flag
-pair_outcomes as (
+raw_files as (
 
-    select
-        dataset,
-        prompt_id,
-        case when max(case when split = dataset then 1 else 0 end) = 1 then 'in_marts' else 'flagged' end as outcome,
-        case
-            when max(case when split = dataset then 1 else 0 end) = 1 then 'preference_pairs'
-            else min({{ list_at('integrity_flags', 0) }})
-        end as destination
-    from {{ ref('preference_pairs') }}
-    group by dataset, prompt_id
+    select * from {{ ref('stg_raw__files') }}
 
 ),
 
-{% if dataset_enabled('ultrafeedback') -%}
-{%- do parts.append('ultrafeedback') %}
-ultrafeedback as (
+{% for d in datasets %}
+{{ d.key }}_kept_model as (
 
-    select 'ultrafeedback' as dataset_key, outcome, destination, count(*) as n_rows
-    from pair_outcomes
-    where dataset = 'ultrafeedback'
-    group by outcome, destination
-    union all
-    select 'ultrafeedback' as dataset_key, 'rejected' as outcome, reason as destination, count(*) as n_rows
-    from {{ ref('rejects_ultrafeedback') }}
-    group by reason
-    union all
-    select 'ultrafeedback' as dataset_key, 'raw' as outcome, 'stg_ultrafeedback__prompts' as destination, count(*) as n_rows
-    from {{ ref('stg_ultrafeedback__prompts') }}
+    select * from {{ ref(d.kept_model) }}
 
 ),
 
-{% endif -%}
-{% if dataset_enabled('code_ultrafeedback') -%}
-{%- do parts.append('code_ultrafeedback') %}
-code_ultrafeedback as (
+{% if d.flags_from %}
+{{ d.key }}_flags as (
 
-    select 'code_ultrafeedback' as dataset_key, outcome, destination, count(*) as n_rows
-    from pair_outcomes
-    where dataset = 'code_ultrafeedback'
-    group by outcome, destination
-    union all
-    select 'code_ultrafeedback' as dataset_key, 'rejected' as outcome, reason as destination, count(*) as n_rows
-    from {{ ref('rejects_code_ultrafeedback') }}
-    group by reason
-    union all
-    select 'code_ultrafeedback' as dataset_key, 'raw' as outcome, 'stg_code_ultrafeedback__prompts' as destination, count(*) as n_rows
-    from {{ ref('stg_code_ultrafeedback__prompts') }}
+    select
+        {{ d.flags_from.key }},
+        min({{ d.flags_from.flag }}) as first_flag
+    from {{ ref(d.flags_from.model) }}
+    where {{ d.flags_from.where }}
+    group by {{ d.flags_from.key }}
+
+),
+
+{% endif %}
+{{ d.key }}_kept as (
+
+    select
+        *,
+        {%- if train_on_flagged %}
+        false as is_all_flagged
+        {%- else %}
+        coalesce({{ d.all_flagged }}, false) as is_all_flagged
+        {%- endif %}
+    from (
+        select
+            {{ d.key }}_kept_model.*
+            {%- if d.flags_from %},
+            {{ d.key }}_flags.first_flag
+            {%- endif %}
+        from {{ d.key }}_kept_model
+        {%- if d.flags_from %}
+        left join {{ d.key }}_flags
+            on {{ d.key }}_kept_model.{{ d.flags_from.key }} = {{ d.key }}_flags.{{ d.flags_from.key }}
+        {%- endif %}
+        where {{ d.kept_where }}
+    ) as kept_records
+
+),
+
+{{ d.key }}_rejects as (
+
+    select * from {{ ref(d.rejects_model) }}
+
+),
+
+{{ d.key }}_outcomes as (
+
+    select
+        '{{ d.key }}' as dataset_key,
+        case when is_all_flagged then 'flagged' else 'in_marts' end as outcome,
+        case when is_all_flagged then {{ d.first_flag }} else '{{ d.destination }}' end as destination,
+        {{ d.kept_rows }} as n_rows
+    from {{ d.key }}_kept
+    group by 1, 2, 3
     union all
     select
-        'code_ultrafeedback_standard' as dataset_key,
-        'in_marts' as outcome,
-        'audit_code_ultrafeedback_published' as destination,
+        '{{ d.key }}' as dataset_key,
+        'rejected' as outcome,
+        reason as destination,
         count(*) as n_rows
-    from {{ ref('stg_code_ultrafeedback__published_pairs') }} as published
-    where
-        published.published_pair_id in (
-            select audited.published_pair_id from {{ ref('audit_code_ultrafeedback_published') }} as audited
-        )
-        and published.n_chosen_messages = 2
-        and published.n_rejected_messages = 2
-    union all
-    select 'code_ultrafeedback_standard' as dataset_key, 'rejected' as outcome, reason as destination, count(*) as n_rows
-    from {{ ref('rejects_code_ultrafeedback_standard') }}
-    group by reason
-    union all
-    select
-        'code_ultrafeedback_standard' as dataset_key,
-        'raw' as outcome,
-        'stg_code_ultrafeedback__published_pairs' as destination,
-        count(*) as n_rows
-    from {{ ref('stg_code_ultrafeedback__published_pairs') }}
+    from {{ d.key }}_rejects
+    group by 1, 2, 3
 
 ),
 
-{% endif -%}
-{% if dataset_enabled('rever') -%}
-{%- do parts.append('rever') %}
-rever as (
+{% endfor %}
+outcomes as (
 
-    select 'rever_judge' as dataset_key, pair_outcomes.outcome, pair_outcomes.destination, count(*) as n_rows
-    from {{ ref('rever_trajectories') }} as trajectories
-    inner join pair_outcomes
-        on trajectories.id = pair_outcomes.prompt_id
-        and pair_outcomes.dataset = 'rever'
-    where trajectories.is_pair_member
-    group by pair_outcomes.outcome, pair_outcomes.destination
-    union all
-    select 'rever_judge' as dataset_key, 'rejected' as outcome, reason as destination, count(*) as n_rows
-    from {{ ref('rejects_rever_judge') }}
-    group by reason
-    union all
-    select 'rever_judge' as dataset_key, 'raw' as outcome, 'stg_rever__trajectories' as destination, count(*) as n_rows
-    from {{ ref('stg_rever__trajectories') }}
-    union all
-    select
-        'rever_rubric' as dataset_key,
-        'in_marts' as outcome,
-        'rever_rubric_items' as destination,
-        count(distinct rubric_row_id) as n_rows
-    from {{ ref('rever_rubric_items') }}
-    union all
-    select 'rever_rubric' as dataset_key, 'rejected' as outcome, reason as destination, count(*) as n_rows
-    from {{ ref('rejects_rever_rubric') }}
-    group by reason
-    union all
-    select 'rever_rubric' as dataset_key, 'raw' as outcome, 'stg_rever__rubrics' as destination, count(*) as n_rows
-    from {{ ref('stg_rever__rubrics') }}
-
-),
-
-{% endif -%}
-unioned as (
-
-    {% for part in parts %}
-    select * from {{ part }}
+    {% for d in datasets %}
+    select * from {{ d.key }}_outcomes
     {% if not loop.last %}union all{% endif %}
     {% endfor %}
+    {% if not datasets %}
+    select
+        cast(null as {{ dbt.type_string() }}) as dataset_key, cast(null as {{ dbt.type_string() }}) as outcome,
+        cast(null as {{ dbt.type_string() }}) as destination, cast(null as bigint) as n_rows
+    where false
+    {% endif %}
 
 ),
 
 raw_counts as (
 
-    select dataset_key, n_rows as raw_rows from unioned where outcome = 'raw'
-
-),
-
-registry as (
-
-    select * from {{ ref('dataset_registry') }}
+    select
+        dataset_key,
+        min(hub_id) as hub_id,
+        sum(n_rows) as raw_rows
+    from raw_files
+    group by 1
 
 ),
 
 final as (
 
     select
-        unioned.dataset_key,
-        registry.hub_id,
-        raw_counts.raw_rows,
-        unioned.outcome,
-        unioned.destination,
-        cast(unioned.n_rows as bigint) as n_rows
-    from unioned
-    inner join raw_counts on unioned.dataset_key = raw_counts.dataset_key
-    left join registry on unioned.dataset_key = registry.dataset_key
-    where unioned.outcome != 'raw'
+        outcomes.dataset_key,
+        raw_counts.hub_id,
+        cast(raw_counts.raw_rows as bigint) as raw_rows,
+        outcomes.outcome,
+        outcomes.destination,
+        cast(outcomes.n_rows as bigint) as n_rows
+    from outcomes
+    left join raw_counts
+        on outcomes.dataset_key = raw_counts.dataset_key
+    where outcomes.n_rows > 0
 
 )
 

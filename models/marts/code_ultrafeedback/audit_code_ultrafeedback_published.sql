@@ -23,7 +23,9 @@ published as (
             and {{ list_at('rejected', 1) }}.role = 'assistant'
             and prompt is not distinct from rejected_prompt,
             false
-        ) as is_well_formed
+        ) as is_well_formed,
+        -- two messages per side: the row is read as a pair (row_accounting counts it kept)
+        coalesce(n_chosen_messages = 2 and n_rejected_messages = 2, false) as is_pair_shaped
     from {{ ref('stg_code_ultrafeedback__published_pairs') }}
 
 ),
@@ -82,6 +84,7 @@ matched as (
         published_numbered.source_row,
         published_numbered.published_order,
         published_numbered.is_well_formed,
+        published_numbered.is_pair_shaped,
 
         ---------- the reproduced pair
         reproduced_numbered.prompt_id,

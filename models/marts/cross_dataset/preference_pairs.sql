@@ -17,7 +17,7 @@ ultrafeedback_curated as (
 
 ),
 
--- best rated vs its random alternate; ties and unrated alternates are not preferences
+-- best rated vs its random alternate (has_pair: the alternate scores strictly lower)
 ultrafeedback_pairs as (
 
     select
@@ -37,7 +37,7 @@ ultrafeedback_pairs as (
         margin,
         integrity_flags
     from ultrafeedback_curated
-    where score_best_rated > score_random_response_for_best_rated
+    where has_pair
 
 ),
 

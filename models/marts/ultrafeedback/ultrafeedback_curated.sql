@@ -1,7 +1,9 @@
 -- One row per raw row, with argilla's column names and the recomputed values: the best-rated
 -- and best-overall picks, their random alternates, and a DPO-ready pair in TRL's explicit-prompt
 -- conversational form (prompt = [user turn], chosen = [best rated], rejected = [its random
--- alternate], assistant turns only), its margin and the integrity flags of the two completions.
+-- alternate], assistant turns only), its margin and the integrity flags of the two completions,
+-- and whether the row yields a preference pair (has_pair) or why not (no_pair_reason):
+-- preference_pairs takes the first, rejects_ultrafeedback the second.
 with
 
 prompts as (
@@ -139,7 +141,18 @@ joined as (
             ('picked_texts.random_for_best_rated_has_invalid_rating', 'invalid_rating_rejected'),
         ]) }} as integrity_flags,
         coalesce(picked_texts.best_rated_has_invalid_rating, false)
-            or coalesce(picked_texts.random_for_best_rated_has_invalid_rating, false) as is_flagged
+            or coalesce(picked_texts.random_for_best_rated_has_invalid_rating, false) as is_flagged,
+
+        ---------- training pair or not, and why (two rules, independent of each other: the
+        ---------- balance of row_accounting fails on a row both or neither of them claim)
+        coalesce(picks.score_best_rated > picks.score_random_response_for_best_rated, false) as has_pair,
+        case
+            when coalesce(picks.n_completions, 0) = 0 then 'no_completions'
+            when picks.n_completions = 1 then 'single_completion'
+            when picks.score_best_rated is null then 'no_rated_completion'
+            when picks.score_random_response_for_best_rated is null then 'alternate_unrated'
+            when picks.score_random_response_for_best_rated = picks.score_best_rated then 'all_rated_equal'
+        end as no_pair_reason
 
     from picks
     inner join prompts
