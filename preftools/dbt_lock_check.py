@@ -35,15 +35,12 @@ import duckdb
 from dbt.adapters.duckdb.plugins import BasePlugin
 from dbt_common.exceptions import DbtRuntimeError
 
-_HOLDER = re.compile(r"Conflicting lock is held in (?P<exe>.+?) \(PID (?P<pid>\d+)\)")
+from preftools.cli import disk_note, mount_point, one_line
+from preftools.warehouse import is_lock_error, lock_holder
+
 _NO_SPACE = "No space left on device"
 _WRITTEN_FILE = re.compile(r"""["'](?P<path>[^"']+)["']\s*:?\s*No space left on device""")
 _READ_PARQUET = re.compile(r"read_parquet\(\s*'(?P<glob>(?:[^']|'')*)'", re.IGNORECASE)
-
-
-def _one_line(text: object, limit: int = 300) -> str:
-    line = " ".join(str(text).split())
-    return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
 def holder_command(pid: int | str) -> str | None:
@@ -59,16 +56,16 @@ def holder_command(pid: int | str) -> str | None:
     if len(args) > 1 and os.path.basename(args[1]) == "dbt":  # python .../bin/dbt build
         args = args[1:]
         args[0] = "dbt"
-    return _one_line(shlex.join(args), 160)
+    return one_line(shlex.join(args), 160)
 
 
 def lock_message(path: str, error: str) -> str | None:
     """The one-line message for a DuckDB lock error, or None when ``error`` is something else."""
-    if "Could not set lock" not in error:
+    if not is_lock_error(error):
         return None
-    holder = _HOLDER.search(error)
-    by = f"{holder['exe']} (PID {holder['pid']})" if holder else "another process"
-    command = holder_command(holder["pid"]) if holder else None
+    holder = lock_holder(error)
+    by = f"{holder.executable} (PID {holder.pid})" if holder else "another process"
+    command = holder_command(holder.pid) if holder else None
     running = f", running `{command}`" if command else ""
     return (
         f"The warehouse file {path} is locked by {by}{running}: another dbt build, an export or the report "
@@ -81,23 +78,6 @@ def lock_message(path: str, error: str) -> str | None:
 # a full disk
 
 
-def _mount_point(path: Path) -> Path:
-    path = path.absolute()
-    while not path.exists() and path != path.parent:
-        path = path.parent
-    while not os.path.ismount(path) and path != path.parent:
-        path = path.parent
-    return path
-
-
-def _free_bytes(path: Path) -> int | None:
-    try:
-        st = os.statvfs(path)
-    except OSError:
-        return None
-    return st.f_bavail * st.f_frsize
-
-
 def disk_full_message(error: str, warehouse: str | None = None) -> str | None:
     """One line for DuckDB's "No space left on device" (WAL, database file or temp files)."""
     if _NO_SPACE not in error:
@@ -107,9 +87,8 @@ def disk_full_message(error: str, warehouse: str | None = None) -> str | None:
     where = Path(written) if match or warehouse else None
     disk = ""
     if where is not None:
-        mount = _mount_point(where if where.is_dir() else where.parent)
-        free = _free_bytes(mount)
-        disk = f" (the disk mounted at {mount}, {free / 1e6:,.1f} MB free)" if free is not None else f" ({mount})"
+        mount = mount_point(where if where.is_dir() else where.parent)
+        disk = disk_note(mount) or f" ({mount})"
     return (
         f"No space left on device: DuckDB could not write {written}{disk}. This model was rolled back and "
         "keeps its previous version; every mart holds either its previous version or the one this build "
@@ -131,7 +110,7 @@ def unreadable_parquet(path: str) -> str | None:
                 pass
     except Exception as exc:  # noqa: BLE001 - any failure to read is the answer
         first = str(exc).strip().split("\n")[0]  # not DuckDB's "LINE 1: select ..." excerpt
-        return _one_line(first, 200).rstrip(": ") or type(exc).__name__
+        return one_line(first, 200).rstrip(": ") or type(exc).__name__
     return None
 
 

@@ -85,12 +85,10 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from preftools import __version__, cards, warehouse
+from preftools import __version__, cards, cli, warehouse
+from preftools.cli import EXIT_ERROR, EXIT_INTERRUPTED, one_line, unexpected_error
+from preftools.warehouse import DEFAULT_DUCKDB_PATH
 
-EXIT_ERROR = 2
-EXIT_INTERRUPTED = 130
-
-DEFAULT_DUCKDB_PATH = "warehouse.duckdb"
 DEFAULT_EXPORT_DIR = "exports"
 MART_SCHEMA = "main"
 BUILD_INFO_TABLE = ("meta", "warehouse_build_info")
@@ -144,55 +142,17 @@ class _Terminated(BaseException):
 # small helpers
 
 
-def _one_line(text: object, limit: int = 400) -> str:
-    line = " ".join(str(text).split())
-    return line if len(line) <= limit else line[: limit - 3] + "..."
-
-
 def _quote(identifier: str) -> str:
     return '"' + identifier.replace('"', '""') + '"'
 
 
 def _os_error_message(exc: OSError, where: Path | str, action: str = "write") -> str:
-    """One line for an OSError (also pyarrow's, which often carry the errno only in the text)."""
-    where = exc.filename or where
-    text = str(exc)
-    code = exc.errno
-    if code is None:
-        match = re.search(r"\[Errno (\d+)\]", text)
-        code = int(match.group(1)) if match else None
-    if code == errno.ENOSPC or "No space left" in text:
-        # Files are staged and swapped in by renames (which need no space) after the manifest is
-        # staged, so running out of space always happens before anything was replaced.
-        return (
-            f"no space left on device while writing {where}{_disk_of(where)}; nothing was replaced: the previous "
-            "export is intact and the partial files were removed; free some space or choose another --export-dir"
-        )
-    if code == errno.EDQUOT:
-        return f"disk quota exceeded while writing {where}; free some space or choose another --export-dir"
-    if code in (errno.EACCES, errno.EPERM, errno.EROFS) or isinstance(exc, PermissionError):
-        reason = exc.strerror or "permission denied"
-        return f"cannot {action} {where}: {reason}; choose another --export-dir (or EXPORT_DIR) or fix its permissions"
-    if code in (errno.ENOTDIR, errno.EEXIST) or isinstance(exc, (NotADirectoryError, FileExistsError)):
-        return (
-            f"cannot {action} {where}: a path component is a file, not a directory; "
-            "choose another --export-dir (or EXPORT_DIR)"
-        )
-    return f"cannot {action} {where}: {_one_line(exc.strerror or exc)}"
-
-
-def _disk_of(path: Path | str) -> str:
-    """" (the disk mounted at /x, N MB free)" for the file system holding ``path``, or ""."""
-    try:
-        mount = Path(path).absolute()
-        while not mount.exists() and mount != mount.parent:
-            mount = mount.parent
-        while not os.path.ismount(mount) and mount != mount.parent:
-            mount = mount.parent
-        st = os.statvfs(mount)
-    except OSError:
-        return ""
-    return f" (the disk mounted at {mount}, {st.f_bavail * st.f_frsize / 1e6:,.1f} MB free)"
+    # Files are staged and swapped in by renames (which need no space) after the manifest is
+    # staged, so running out of space always happens before anything was replaced.
+    return cli.os_error_message(
+        exc, where, option="--export-dir", env="EXPORT_DIR", action=action,
+        no_space_note="nothing was replaced: the previous export is intact and the partial files were removed; ",
+    )
 
 
 def _fsync_dir(path: Path) -> None:
@@ -234,29 +194,11 @@ def command_line(duckdb_path: Path, export_dir: Path, marts: list[str] | None, p
 # the warehouse
 
 
-@contextlib.contextmanager
-def open_warehouse(path: Path) -> Iterator:
-    """The warehouse, read-only; one clear line if it is missing, not DuckDB, or locked by a writer."""
-    import duckdb
-
-    try:
-        con = warehouse.connect_read_only(path, then="run the export again")
-    except warehouse.WarehouseError as exc:
-        raise ExportError(str(exc)) from None
-    try:
-        # Timestamps with time zone come out in UTC whatever the machine's zone (determinism).
-        con.execute("set TimeZone = 'UTC'")
-        # The same knobs as the dbt profile (set after connecting: a notebook may already hold
-        # the file open read-only in this process, and DuckDB refuses a second configuration).
-        for setting, env in (("memory_limit", "DUCKDB_MEMORY_LIMIT"), ("threads", "DUCKDB_THREADS")):
-            if os.environ.get(env):
-                try:
-                    con.execute(f"set {setting} = ?", [os.environ[env]])
-                except duckdb.Error as exc:
-                    raise ExportError(f"{env}={os.environ[env]!r} is not a valid DuckDB {setting}: {_one_line(exc)}") from None
-        yield con
-    finally:
-        con.close()
+def open_warehouse(path: Path) -> contextlib.AbstractContextManager:
+    """The warehouse, read-only; one clear line if it is missing, not DuckDB, or locked by a writer.
+    Timestamps with time zone come out in UTC whatever the machine's zone (determinism), and the
+    same DUCKDB_MEMORY_LIMIT / DUCKDB_THREADS knobs as the dbt profile apply."""
+    return warehouse.open_read_only(path, then="run the export again", error=ExportError, resource_settings=True)
 
 
 @contextlib.contextmanager
@@ -546,7 +488,7 @@ def export_mart(con, name: str, out_dir: Path, progress: bool = True) -> MartExp
                     writer.abort()
                     raise
     except duckdb.Error as exc:
-        message = _one_line(exc)
+        message = one_line(exc)
         hint = ""
         if re.search(r"out of memory|memory limit|temp|no space", message, re.IGNORECASE):
             hint = "; raise DUCKDB_MEMORY_LIMIT or free disk space for DuckDB's temp files (next to the warehouse file)"
@@ -897,7 +839,7 @@ def _on_sigterm(signum, frame):  # noqa: ARG001
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    duckdb_path = Path(args.duckdb_path or os.environ.get("DUCKDB_PATH") or DEFAULT_DUCKDB_PATH)
+    duckdb_path = warehouse.duckdb_path(args.duckdb_path)
     export_dir = Path(args.export_dir or os.environ.get("EXPORT_DIR") or DEFAULT_EXPORT_DIR)
     previous_handler = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
@@ -919,14 +861,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         return EXIT_INTERRUPTED
     except Exception as exc:  # noqa: BLE001 - one line unless debugging
-        if os.environ.get("PREFTOOLS_DEBUG"):
-            raise
-        print(
-            f"export: error: unexpected {type(exc).__name__}: {_one_line(exc)} "
-            "(set PREFTOOLS_DEBUG=1 for a traceback)",
-            file=sys.stderr,
-        )
-        return EXIT_ERROR
+        return unexpected_error("export", exc)
     finally:
         signal.signal(signal.SIGTERM, previous_handler)
 

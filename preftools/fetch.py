@@ -21,7 +21,6 @@ Errors are reported as one line per problem on stderr and exit code 2; no traceb
 from __future__ import annotations
 
 import argparse
-import errno
 import fnmatch
 import hashlib
 import json
@@ -35,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
-from preftools.cli import EXIT_ERROR, HF_LOGIN_HINT, error, one_line, run
+from preftools.cli import EXIT_ERROR, HF_LOGIN_HINT, error, one_line, os_error_message, run
 from preftools.contract import DATASETS, DATASETS_BY_KEY, RawDataset
 
 DEFAULT_RAW_DATA_DIR = "data/raw"
@@ -348,14 +347,7 @@ def _one_line(text: object, limit: int = 300) -> str:
 
 
 def _os_error_message(exc: OSError, fallback: Path | str) -> str:
-    where = exc.filename or fallback
-    if exc.errno == errno.ENOSPC:
-        return f"no space left on device while writing {where}; free some space or choose another --raw-data-dir"
-    if exc.errno == errno.EDQUOT:
-        return f"disk quota exceeded while writing {where}"
-    if isinstance(exc, PermissionError) or exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
-        return f"cannot write {where}: {exc.strerror or 'permission denied'}; choose another --raw-data-dir or fix its permissions"
-    return f"cannot write {where}: {_one_line(exc.strerror or exc)}"
+    return os_error_message(exc, fallback, option="--raw-data-dir")
 
 
 def _endpoint() -> str:

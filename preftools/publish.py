@@ -70,9 +70,6 @@ class PublishError(Exception):
     """A problem to report as one line."""
 
 
-_one_line = one_line
-
-
 # --------------------------------------------------------------------------------------------
 # command line
 
@@ -126,7 +123,7 @@ def check_repo_id(repo: str) -> str:
         try:
             validate_repo_id(repo)
         except HFValidationError as exc:
-            problem = _one_line(exc)
+            problem = one_line(exc)
     if problem:
         raise PublishError(f"--repo {repo!r} is not a valid Hub repo id: {problem}; e.g. --repo my-org/preference-pairs")
     return repo
@@ -160,7 +157,7 @@ def _load_manifest(export_dir: Path) -> dict:
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise PublishError(f"cannot read {path}: {_one_line(exc)}; run the export again") from None
+        raise PublishError(f"cannot read {path}: {one_line(exc)}; run the export again") from None
     if not isinstance(manifest, dict) or not isinstance(manifest.get("marts"), dict):
         raise PublishError(f"{path} is not an export manifest (no \"marts\"); run the export again")
     return manifest
@@ -212,7 +209,7 @@ def verify_export(export_dir: Path, mart: str) -> VerifiedMart:
     try:
         on_disk = _files_on_disk(folder)
     except OSError as exc:
-        raise PublishError(f"cannot list {folder}: {_one_line(exc)}") from None
+        raise PublishError(f"cannot list {folder}: {one_line(exc)}") from None
 
     missing = sorted(set(expected) - set(on_disk))
     extra = sorted(set(on_disk) - set(expected))
@@ -240,7 +237,7 @@ def verify_export(export_dir: Path, mart: str) -> VerifiedMart:
             with open(path, "rb") as fh:
                 actual = hashlib.file_digest(fh, "sha256").hexdigest()
         except OSError as exc:
-            raise PublishError(f"cannot read {path}: {_one_line(exc.strerror or exc)}") from None
+            raise PublishError(f"cannot read {path}: {one_line(exc.strerror or exc)}") from None
         if actual != digest:
             raise PublishError(
                 f"{path} does not match {manifest_path} (sha256 differs: the export was changed or only partly "
@@ -266,7 +263,7 @@ def shared_export_lock(export_dir: Path) -> Iterator[None]:
         yield  # never exported into with locking; nothing to exclude
         return
     except OSError as exc:
-        raise PublishError(f"cannot open {export_dir / LOCK_FILE}: {_one_line(exc.strerror or exc)}") from None
+        raise PublishError(f"cannot open {export_dir / LOCK_FILE}: {one_line(exc.strerror or exc)}") from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
@@ -301,7 +298,7 @@ def _detail(exc: BaseException) -> str:
             with contextlib.suppress(Exception):
                 body = response.json()
                 message = body.get("error") if isinstance(body, dict) else None
-    return f": {_one_line(message, 200)}" if message else ""
+    return f": {one_line(message, 200)}" if message else ""
 
 
 def describe_error(exc: BaseException, repo: str, revision: str) -> PublishError:
@@ -315,7 +312,7 @@ def describe_error(exc: BaseException, repo: str, revision: str) -> PublishError
     if isinstance(exc, hf_errors.OfflineModeIsEnabled):
         return PublishError("HF_HUB_OFFLINE is set, so the Hub is not contacted; unset it to publish")
     if isinstance(exc, httpx2.ProxyError):
-        return PublishError(f"proxy error reaching {endpoint}: {_one_line(exc)}; check HTTPS_PROXY/HTTP_PROXY")
+        return PublishError(f"proxy error reaching {endpoint}: {one_line(exc)}; check HTTPS_PROXY/HTTP_PROXY")
     if isinstance(exc, httpx2.TimeoutException):
         return PublishError(
             f"timed out talking to the Hub at {endpoint} ({type(exc).__name__}); check the network or HF_ENDPOINT, "
@@ -323,11 +320,11 @@ def describe_error(exc: BaseException, repo: str, revision: str) -> PublishError
         )
     if isinstance(exc, (httpx2.NetworkError, httpx2.UnsupportedProtocol, ConnectionError)):
         return PublishError(
-            f"cannot reach the Hugging Face Hub at {endpoint} ({_one_line(exc) or type(exc).__name__}); "
+            f"cannot reach the Hugging Face Hub at {endpoint} ({one_line(exc) or type(exc).__name__}); "
             "check your internet connection/proxy, or HF_ENDPOINT"
         )
     if isinstance(exc, httpx2.TransportError):
-        return PublishError(f"network error talking to {endpoint}: {type(exc).__name__}: {_one_line(exc)}")
+        return PublishError(f"network error talking to {endpoint}: {type(exc).__name__}: {one_line(exc)}")
 
     if isinstance(exc, hf_errors.HfHubHTTPError):
         status = _status(exc)
@@ -357,18 +354,18 @@ def describe_error(exc: BaseException, repo: str, revision: str) -> PublishError
         if status is not None and status >= 500:
             return PublishError(f"the Hub at {endpoint} answered HTTP {status}{detail}; try again later")
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        return PublishError(f"HTTP {status} from the Hub at {url}{detail}: {_one_line(first)}")
+        return PublishError(f"HTTP {status} from the Hub at {url}{detail}: {one_line(first)}")
 
     if isinstance(exc, ValueError) and str(exc).startswith("Invalid metadata in README.md"):
-        return PublishError(f"the Hub refused the dataset card README.md: {_one_line(exc)}")
+        return PublishError(f"the Hub refused the dataset card README.md: {one_line(exc)}")
     if isinstance(exc, OSError):
         where = f" {exc.filename}" if getattr(exc, "filename", None) else ""
-        return PublishError(f"cannot read{where}: {_one_line(exc.strerror or exc)}")
+        return PublishError(f"cannot read{where}: {one_line(exc.strerror or exc)}")
     if isinstance(exc, (ValueError, KeyError)):  # a non-JSON or odd answer from a wrong HF_ENDPOINT
         return PublishError(
-            f"unexpected answer from {endpoint} ({type(exc).__name__}: {_one_line(exc)}); is HF_ENDPOINT a Hugging Face Hub?"
+            f"unexpected answer from {endpoint} ({type(exc).__name__}: {one_line(exc)}); is HF_ENDPOINT a Hugging Face Hub?"
         )
-    return PublishError(f"{type(exc).__name__}: {_one_line(exc)}")
+    return PublishError(f"{type(exc).__name__}: {one_line(exc)}")
 
 
 def _with_connect_timeout() -> None:

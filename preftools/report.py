@@ -39,14 +39,14 @@ import os
 import re
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from preftools import warehouse
+from preftools.cli import EXIT_ERROR, unexpected_error
+from preftools.warehouse import DEFAULT_DUCKDB_PATH
 
-EXIT_ERROR = 2
-DEFAULT_DUCKDB_PATH = "warehouse.duckdb"
 DEFAULT_OUT = "reports/audit_report.html"
 
 # The card of OpenRubrics/ReVeR-Traces-Judge states the tool-call rate over all trajectories.
@@ -60,20 +60,9 @@ class ReportError(Exception):
 # the warehouse
 
 
-@contextlib.contextmanager
-def open_warehouse(path: Path) -> Iterator:
+def open_warehouse(path: Path) -> contextlib.AbstractContextManager:
     """The warehouse, read-only; one clear line if it is missing, not DuckDB, or locked by a writer."""
-    import duckdb
-
-    try:
-        con = warehouse.connect_read_only(path, then="run the report again")
-    except warehouse.WarehouseError as exc:
-        raise ReportError(str(exc)) from None
-    try:
-        con.execute("set TimeZone = 'UTC'")
-        yield con
-    finally:
-        con.close()
+    return warehouse.open_read_only(path, then="run the report again", error=ReportError)
 
 
 def existing_tables(con) -> set[str]:
@@ -764,7 +753,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    duckdb_path = Path(args.duckdb_path or os.environ.get("DUCKDB_PATH") or DEFAULT_DUCKDB_PATH)
+    duckdb_path = warehouse.duckdb_path(args.duckdb_path)
     out = Path(args.out)
     try:
         sections = write_report(duckdb_path, out)
@@ -772,14 +761,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"report: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
     except Exception as exc:  # noqa: BLE001 - one line unless debugging
-        if os.environ.get("PREFTOOLS_DEBUG"):
-            raise
-        print(
-            f"report: error: unexpected {type(exc).__name__}: {' '.join(str(exc).split())[:400]} "
-            "(set PREFTOOLS_DEBUG=1 for a traceback)",
-            file=sys.stderr,
-        )
-        return EXIT_ERROR
+        return unexpected_error("report", exc)
     n_charts = sum(len(s.charts) for s in sections)
     missing = sorted({m for s in sections for m in s.missing})
     print(f"report: wrote {out} ({out.stat().st_size / 1e6:.1f} MB, {n_charts} charts)")

@@ -1,20 +1,52 @@
-"""Opening the built warehouse for reading, with one clear line for each way it can fail
-(shared by the export and the report)."""
+"""The built warehouse as the tools see it: its default path, opening it read-only with one
+clear line for each way that can fail (shared by the export and the report), and the reading
+of DuckDB's lock errors (shared with the dbt plugin :mod:`preftools.dbt_lock_check`)."""
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 import duckdb
+
+from preftools.cli import one_line
+
+DEFAULT_DUCKDB_PATH = "warehouse.duckdb"
+DUCKDB_PATH_ENV = "DUCKDB_PATH"
+# DuckDB settings taken from the environment, as in the dbt profile
+RESOURCE_SETTINGS = (("memory_limit", "DUCKDB_MEMORY_LIMIT"), ("threads", "DUCKDB_THREADS"))
+
+# "... Conflicting lock is held in /usr/bin/python3 (PID 1234) by user ..."
+LOCK_HOLDER = re.compile(r"Conflicting lock is held in (?P<exe>.+?) \(PID (?P<pid>\d+)\)")
 
 
 class WarehouseError(Exception):
     """The warehouse can't be opened; the message is one line saying why and what to do."""
 
 
-def one_line(text: object, limit: int = 400) -> str:
-    return " ".join(str(text).split())[:limit]
+def duckdb_path(given: str | None) -> Path:
+    """The warehouse file: ``given`` (--duckdb-path), else $DUCKDB_PATH, else warehouse.duckdb."""
+    return Path(given or os.environ.get(DUCKDB_PATH_ENV) or DEFAULT_DUCKDB_PATH)
+
+
+def is_lock_error(message: str) -> bool:
+    """Whether a DuckDB error says another process holds the file's lock."""
+    return "Conflicting lock" in message or "Could not set lock" in message
+
+
+class LockHolder(NamedTuple):
+    executable: str
+    pid: str
+
+
+def lock_holder(message: str) -> LockHolder | None:
+    """The process holding the lock, from a DuckDB lock error (None when it is not named)."""
+    match = LOCK_HOLDER.search(message)
+    return LockHolder(match["exe"], match["pid"]) if match else None
 
 
 def connect_read_only(path: Path, then: str) -> duckdb.DuckDBPyConnection:
@@ -30,9 +62,9 @@ def connect_read_only(path: Path, then: str) -> duckdb.DuckDBPyConnection:
         return duckdb.connect(str(path), read_only=True)
     except duckdb.Error as exc:
         message = one_line(exc, 2000)
-        if "Conflicting lock" in message or "Could not set lock" in message:
-            holder = re.search(r"held in (.+?) \(PID (\d+)\)", message)
-            by = f" by {holder.group(1)} (PID {holder.group(2)})" if holder else ""
+        if is_lock_error(message):
+            holder = lock_holder(message)
+            by = f" by {holder.executable} (PID {holder.pid})" if holder else ""
             raise WarehouseError(
                 f"the warehouse {path} is locked{by}, which is writing to it (a running `dbt build`?); "
                 f"wait for it to finish or close it, then {then}"
@@ -40,3 +72,33 @@ def connect_read_only(path: Path, then: str) -> duckdb.DuckDBPyConnection:
         if "not a valid DuckDB database" in message:
             raise WarehouseError(f"{path} is not a DuckDB database file; run `make build` first or fix --duckdb-path") from None
         raise WarehouseError(f"cannot open the warehouse {path}: {message[:400]}") from None
+
+
+@contextlib.contextmanager
+def open_read_only(path: Path, then: str, *, error: type[Exception] = WarehouseError,
+                   resource_settings: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+    """The warehouse, read-only, with timestamps in UTC whatever the machine's zone; each failure
+    to open it is raised as one line of the caller's exception class ``error``. With
+    ``resource_settings``, DUCKDB_MEMORY_LIMIT / DUCKDB_THREADS apply as in the dbt profile."""
+    try:
+        con = connect_read_only(path, then)
+    except WarehouseError as exc:
+        raise error(str(exc)) from None
+    try:
+        con.execute("set TimeZone = 'UTC'")
+        if resource_settings:
+            _apply_resource_settings(con, error)
+        yield con
+    finally:
+        con.close()
+
+
+def _apply_resource_settings(con: duckdb.DuckDBPyConnection, error: type[Exception]) -> None:
+    # Set after connecting: a notebook may already hold the file open read-only in this
+    # process, and DuckDB refuses a second configuration.
+    for setting, env in RESOURCE_SETTINGS:
+        if os.environ.get(env):
+            try:
+                con.execute(f"set {setting} = ?", [os.environ[env]])
+            except duckdb.Error as exc:
+                raise error(f"{env}={os.environ[env]!r} is not a valid DuckDB {setting}: {one_line(exc)}") from None

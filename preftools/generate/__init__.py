@@ -1,0 +1,159 @@
+"""Deterministic sample-data generator for the five raw preference datasets.
+
+Writes Parquet files in the Hugging Face Hub layout that the warehouse reads from
+``$RAW_DATA_DIR``::
+
+    DIR/<org>/<dataset>/data/train-0000K-of-0000N.parquet
+    DIR/_generator_manifest.json          (row counts, planted quirks, integrity breaks)
+
+for every dataset of :data:`preftools.contract.DATASETS`, with exactly the schemas of
+:mod:`preftools.contract`.  The data is synthetic but reproduces the quirks of the
+real datasets (see the dataset cards) so that the dbt models and audits have
+something to find:
+
+* UltraFeedback (argilla/ultrafeedback-binarized-curation): "N/A" and invalid
+  rating strings, the ``overall_score`` bug (critique score 1 stored as 10, with a
+  clearly negative critique), ties, argilla's published pick columns (with ~1 % of
+  rows deliberately wrong, and ~1 % of rows with a published ``average_rating``
+  that disagrees with the annotations), empty / short ``completions`` lists and
+  duplicated instructions.
+* coseal/CodeUltraFeedback: shuffled annotation order, "N/A" ratings, rows whose
+  last annotation is "N/A", empty annotation lists, a missing annotation, invalid
+  ratings ("10", "0").
+* RLHFlow/CodeUltraFeedback-standard: the output of the published processing
+  script (dataset card 002) over the coseal rows, bugs included
+  (:func:`published_script_pairs`).
+* OpenRubrics ReVeR-Traces-Rubric / -Judge: rubric generation examples and judge
+  trajectories (two per rubric), with tool calls in 58.9 % of trajectories, two
+  verdict shapes, pairs built from the generated UltraFeedback rows, and planted
+  integrity breaks listed in the manifest.
+
+Same ``seed`` + ``scale`` + ``text_length`` => byte-identical files.
+
+Usage::
+
+    python -m preftools.generate --seed 42 --scale 0.01 --out /tmp/raw
+    python -m preftools.generate --seed 42 --scale 1.0 --out /data/raw   # full size, ~2 GB
+
+The bundled sample in ``sample_data/`` (the default ``RAW_DATA_DIR``) was made with::
+
+    python -m preftools.generate --seed 42 --scale 0.01 --text-length 0.25 --out sample_data
+
+The package, by dataset: :mod:`.common` (random streams, the text bank, Arrow string
+helpers), :mod:`.ultrafeedback`, :mod:`.code_ultrafeedback` (with RLHFlow's script),
+:mod:`.rever`, :mod:`.writer` (the Parquet files); :func:`generate` here runs them in
+order and writes the manifest, ``__main__`` is the command line.
+
+Sentiment: ``best_overall_score_response_critique_sentiment`` is the VADER compound
+score of the critique.  Every critique is one tone template sentence followed by
+filler text made only of words that carry no VADER valence (and no boosters,
+negations or "but"), so the compound score of the whole critique equals the score
+of its template; the scores of the templates are stored in
+:data:`CRITIQUE_TEMPLATE_COMPOUND` (computed with vaderSentiment 3.3.2) so the
+generator does not need vaderSentiment at run time.  The tests check that VADER on
+the full critique text reproduces the published value.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any, Iterable
+
+import numpy as np
+
+from preftools import contract
+from preftools.generate.code_ultrafeedback import generate_code_ultrafeedback, published_script_pairs
+from preftools.generate.common import GENERATOR_VERSION, MANIFEST_NAME, GenerationRun, TextBank
+from preftools.generate.rever import REVER_SOURCE_P, REVER_UF_LINK_SHARE, generate_rever
+from preftools.generate.ultrafeedback import (
+    CHUNK_ROWS,
+    CRITIQUE_TEMPLATE_COMPOUND,
+    CRITIQUE_TEMPLATES,
+    generate_ultrafeedback,
+    plan_ultrafeedback,
+    rows_for_rever_pairs,
+)
+from preftools.generate.writer import COMPRESSION, ROW_GROUP_ROWS, SHARD_ROWS
+
+__all__ = [
+    "CHUNK_ROWS", "COMPRESSION", "CRITIQUE_TEMPLATES", "CRITIQUE_TEMPLATE_COMPOUND", "GENERATOR_VERSION",
+    "MANIFEST_NAME", "ROW_GROUP_ROWS", "SHARD_ROWS", "TextBank", "generate", "published_script_pairs",
+    "rows_at_scale",
+]
+
+REVER_DATASETS = {"rever_judge", "rever_rubric"}
+CODE_DATASETS = {"code_ultrafeedback", "code_ultrafeedback_standard"}
+
+
+def rows_at_scale(scale: float) -> dict[str, int]:
+    """Row counts of the base datasets at a scale (before planted extra/missing rows)."""
+    return {
+        "ultrafeedback": int(round(63_967 * scale)),
+        "code_ultrafeedback": int(round(10_000 * scale)),
+        "rever_rubric": int(round(30_310 * scale)),
+    }
+
+
+def _ultrafeedback_rows_for_rever(n_rever_pairs: int) -> int:
+    """How many UltraFeedback rows ReVeR pairs are built from: ~30 % of the pairs expected to
+    have source 'ultrafeedback'."""
+    expected = n_rever_pairs * REVER_SOURCE_P[contract.REVER_SOURCES.index("ultrafeedback")]
+    return max(3, int(round(REVER_UF_LINK_SHARE * expected)))
+
+
+def generate(out_dir: str | Path, seed: int = 42, scale: float = 0.01, progress: bool = True,
+             datasets: Iterable[str] | None = None, text_length: float = 1.0, bad_rate: float = 0.0) -> dict:
+    """Write the raw datasets under ``out_dir`` and return the manifest (also written as
+    ``out_dir/_generator_manifest.json``).
+
+    ``datasets`` restricts the datasets written (keys of ``contract.DATASETS_BY_KEY``);
+    datasets that others depend on are still generated in memory.  ``text_length``
+    scales the length of all free texts (used for the small bundled sample).  ``bad_rate``
+    > 0 then plants every kind of bad value of :mod:`preftools.bad_values` on that share of
+    the rows (listed in the manifest under ``bad_values``).
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    wanted = set(datasets) if datasets else set(contract.DATASETS_BY_KEY)
+    unknown = wanted - set(contract.DATASETS_BY_KEY)
+    if unknown:
+        raise ValueError(f"unknown datasets: {sorted(unknown)}")
+    counts = rows_at_scale(scale)
+    started = time.perf_counter()
+    run = GenerationRun(out_dir=out, seed=seed, text_factor=float(text_length), bank=TextBank(seed),
+                        wanted=frozenset(wanted), progress=progress)
+    manifest: dict[str, Any] = {
+        "generator_version": GENERATOR_VERSION, "seed": seed, "scale": scale, "text_length": run.text_factor,
+        "rows": {}, "files": {}, "rever_integrity_breaks": [],
+    }
+
+    # UltraFeedback first: ReVeR builds some of its pairs from its rows
+    need_rever = bool(wanted & REVER_DATASETS)
+    ultrafeedback_plan = plan_ultrafeedback(counts["ultrafeedback"], seed)
+    if need_rever:
+        link_rows = rows_for_rever_pairs(_ultrafeedback_rows_for_rever(counts["rever_rubric"]), ultrafeedback_plan,
+                                         seed)
+    else:
+        link_rows = np.zeros(0, np.int64)
+    links = []
+    if "ultrafeedback" in wanted or need_rever:
+        links = generate_ultrafeedback(run, counts["ultrafeedback"], ultrafeedback_plan, link_rows, manifest)
+    if wanted & CODE_DATASETS:
+        generate_code_ultrafeedback(run, counts["code_ultrafeedback"], manifest)
+    if need_rever:
+        generate_rever(run, counts["rever_rubric"], links, manifest)
+
+    if bad_rate:
+        from preftools import bad_values
+
+        manifest["bad_rate"] = bad_rate
+        manifest["bad_values"] = bad_values.plant(out, manifest, bad_rate, seed)
+
+    # (no timings or timestamps in the file: it must be byte-identical across runs)
+    with open(out / MANIFEST_NAME, "w") as f:
+        json.dump(manifest, f, indent=1, sort_keys=True)
+        f.write("\n")
+    manifest["seconds"] = round(time.perf_counter() - started, 2)
+    return manifest

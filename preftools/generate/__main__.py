@@ -1,0 +1,36 @@
+"""``python -m preftools.generate``: the command line of :func:`preftools.generate.generate`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import preftools.generate
+from preftools import contract
+from preftools.generate import generate
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m preftools.generate",
+                                 description=preftools.generate.__doc__.split("\n\n")[0])
+    ap.add_argument("--seed", type=int, default=42)
+    ap.add_argument("--scale", type=float, default=0.01, help="1.0 = upstream row counts")
+    ap.add_argument("--out", required=True, help="output directory (the RAW_DATA_DIR)")
+    ap.add_argument("--datasets", default=None,
+                    help="comma-separated subset of: " + ",".join(contract.DATASETS_BY_KEY))
+    ap.add_argument("--text-length", type=float, default=1.0, help="factor on the length of free texts")
+    ap.add_argument("--no-progress", action="store_true")
+    ap.add_argument("--bad-rate", type=float, default=0.0,
+                    help="plant every kind of bad value (preftools/bad_values.py) on this share of rows, e.g. 0.01")
+    args = ap.parse_args(argv)
+    datasets = [s.strip() for s in args.datasets.split(",") if s.strip()] if args.datasets else None
+    manifest = generate(args.out, seed=args.seed, scale=args.scale, progress=not args.no_progress, datasets=datasets,
+                        text_length=args.text_length, bad_rate=args.bad_rate)
+    print(json.dumps({"rows": manifest["rows"], "rever_integrity_breaks": len(manifest["rever_integrity_breaks"]),
+                      "seconds": manifest["seconds"]}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,317 @@
+"""coseal/CodeUltraFeedback and RLHFlow/CodeUltraFeedback-standard: vocabularies, the coseal
+rows with their planted quirks, and the published processing script that turns them into
+RLHFlow's pairs."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from itertools import combinations
+from typing import Any, Iterable
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from preftools import contract
+from preftools.generate.common import (
+    RATING_STR,
+    GenerationRun,
+    TextBank,
+    concat,
+    n_planted,
+    progress_bar,
+    rng_for,
+    take_strings,
+)
+from preftools.generate.writer import write_and_record
+
+MODELS_PER_ROW = 4
+
+# --------------------------------------------------------------------------------------
+# vocabularies
+# --------------------------------------------------------------------------------------
+CODE_MODELS = (
+    "gpt-4", "gpt-3.5-turbo", "codellama-34b-instruct", "codellama-13b-instruct",
+    "codellama-7b-instruct", "llama-2-70b-chat", "llama-2-13b-chat", "wizardcoder-33b",
+    "wizardcoder-15b", "wizardlm-33b", "wizardlm-7b", "deepseek-coder-33b-instruct",
+    "deepseek-coder-6.7b-instruct", "mistral-7b-instruct",
+)
+CODE_INSTRUCTION_PREFIX = (
+    "Write a Python function that", "Implement a JavaScript class that", "Create a SQL query that",
+    "Refactor the following code so that it", "Design an algorithm that", "Write a C++ program that",
+    "Explain and fix the bug in this function that",
+)
+CODE_SNIPPETS = (
+    "def solve(items):\n    result = []\n    for item in items:\n        if item is not None:\n            result.append(item)\n    return result",
+    "def count_words(text):\n    counts = {}\n    for word in text.split():\n        counts[word] = counts.get(word, 0) + 1\n    return counts",
+    "SELECT name, COUNT(*) AS n\nFROM orders\nGROUP BY name\nORDER BY n DESC;",
+    "class Stack {\n  constructor() { this.items = []; }\n  push(x) { this.items.push(x); }\n  pop() { return this.items.pop(); }\n}",
+    "int main() {\n    int total = 0;\n    for (int i = 0; i < 10; ++i) total += i;\n    return total;\n}",
+    "def fib(n):\n    a, b = 0, 1\n    for _ in range(n):\n        a, b = b, a + b\n    return a",
+)
+CODE_RATIONALE = (
+    "The code is hard to follow and lacks comments.",
+    "The code works for simple cases but has readability issues.",
+    "The code is moderately clear and mostly follows the instruction.",
+    "The code is well structured, readable and follows the instruction.",
+    "The code is exemplary: idiomatic, documented and efficient.",
+)
+RATIONALE_UNDETERMINED = "The rating could not be determined."
+SPREAD_RATINGS_RATE = 0.45  # rows whose four ratings are distinct (the others may tie)
+INDEPENDENT_RATING_P = (0.08, 0.17, 0.25, 0.3, 0.2)
+NA_RATING_RATE = 0.04
+INVALID_RATINGS = ("10", "0")
+
+
+# ======================================================================================
+# the coseal rows
+# ======================================================================================
+@dataclass(frozen=True)
+class CodeQuirkPlan:
+    """Rows (0-based, disjoint, never row 0) that get a planted quirk of the annotations list."""
+
+    empty_annotations: set[int]
+    missing_annotation: set[int]  # the last annotation is dropped
+    forced_last_na: set[int]  # the last annotation is "N/A" (the script drops the row's models)
+    forced_middle_na: set[int]  # an "N/A" that is not last (the script keeps it)
+
+
+@dataclass(frozen=True)
+class CodeTexts:
+    instruction: list[str]  # per row
+    responses: list[str]  # per (row, model): 4 * row + model
+    rationales: list[str]  # per (row, model)
+
+
+def _texts(rng, bank: TextBank, n_rows: int, text_factor: float) -> CodeTexts:
+    instruction = concat(
+        take_strings(CODE_INSTRUCTION_PREFIX, rng.integers(0, len(CODE_INSTRUCTION_PREFIX), n_rows)), " ",
+        pc.utf8_lower(bank.sentences(rng, n_rows, 1, 3, text_factor)),
+    ).to_pylist()
+    n_responses = MODELS_PER_ROW * n_rows
+    intro = bank.sentences(rng, n_responses, 1, 3, text_factor)
+    outro = bank.sentences(rng, n_responses, 2, 6, text_factor)
+    snippet = take_strings(CODE_SNIPPETS, rng.integers(0, len(CODE_SNIPPETS), n_responses))
+    responses = concat(intro, "\n\n```\n", snippet, "\n```\n\n", outro).to_pylist()
+    rationales = bank.sentences(rng, n_responses, 1, 3, text_factor).to_pylist()
+    return CodeTexts(instruction, responses, rationales)
+
+
+def _ratings(rng, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """Rating strings per (row, model), mostly spread out (few ties), sometimes independent draws
+    (ties), a few "N/A"; and the shuffled order in which each row lists its annotations."""
+    spread = rng.random(n_rows) < SPREAD_RATINGS_RATE
+    distinct = np.argsort(rng.random((n_rows, 5)), axis=1)[:, :MODELS_PER_ROW] + 1
+    independent = rng.choice(5, (n_rows, MODELS_PER_ROW), p=INDEPENDENT_RATING_P) + 1
+    ratings = np.where(spread[:, None], distinct, independent).astype("<U3")
+    is_na = rng.random((n_rows, MODELS_PER_ROW)) < NA_RATING_RATE
+    ratings[is_na] = "N/A"
+    annotation_order = np.argsort(rng.random((n_rows, MODELS_PER_ROW)), axis=1)
+    return ratings, annotation_order
+
+
+def _quirk_plan(rng, n_rows: int) -> CodeQuirkPlan:
+    permutation = rng.permutation(np.arange(1, n_rows))  # row 0 stays a normal row
+    sizes = {
+        "empty_annotations": n_planted(n_rows, 0.01),
+        "missing_annotation": n_planted(n_rows, 0.005, 2),
+        "forced_last_na": n_planted(n_rows, 0.0, 3),
+        "forced_middle_na": n_planted(n_rows, 0.0, 3),
+    }
+    rows: dict[str, set[int]] = {}
+    at = 0
+    for name, size in sizes.items():
+        rows[name] = set(permutation[at: at + size].tolist())
+        at += size
+    return CodeQuirkPlan(**rows)
+
+
+def _plant_invalid_ratings(rng, ratings: np.ndarray) -> None:
+    """A few ratings become "10" or "0" (in place)."""
+    n_cells = ratings.size
+    cells = rng.choice(n_cells, n_planted(n_cells, 0.002, 2), replace=False)
+    for cell in cells:
+        ratings[cell // MODELS_PER_ROW, cell % MODELS_PER_ROW] = INVALID_RATINGS[cell % 2]
+
+
+def _row(i: int, preference: str, models: list[str], ratings: np.ndarray, order: list[int],
+         texts: CodeTexts, plan: CodeQuirkPlan) -> dict:
+    ratings = ratings.copy()
+    if i in plan.forced_last_na:
+        ratings[order[-1]] = "N/A"
+    if i in plan.forced_middle_na:
+        ratings[order[-1]] = ratings[order[-1]] if ratings[order[-1]] != "N/A" else "3"
+        ratings[order[1]] = "N/A"
+
+    def annotation(k: int) -> dict:
+        rating = ratings[k]
+        reason = CODE_RATIONALE[int(rating) - 1] if rating in RATING_STR else RATIONALE_UNDETERMINED
+        return {"model": models[k], "rating": str(rating),
+                "rationale": reason + " " + texts.rationales[MODELS_PER_ROW * i + k]}
+
+    annotations = [annotation(k) for k in order]
+    if i in plan.empty_annotations:
+        annotations = []
+    elif i in plan.missing_annotation:
+        annotations = annotations[:-1]
+    return {
+        "instruction": texts.instruction[i],
+        "preference": preference,
+        "models": models,
+        "responses": [{"model": models[k], "response": texts.responses[MODELS_PER_ROW * i + k]}
+                      for k in range(MODELS_PER_ROW)],
+        "annotations": annotations,
+    }
+
+
+def _stats(rows: list[dict]) -> dict:
+    def ratings(row: dict) -> list[str]:
+        return [a["rating"] for a in row["annotations"]]
+
+    return {
+        "annotations_na": sum(r == "N/A" for row in rows for r in ratings(row)),
+        "annotations_invalid": sum(r in INVALID_RATINGS for row in rows for r in ratings(row)),
+        "rows_empty_annotations": sum(not row["annotations"] for row in rows),
+        "rows_last_annotation_na": sum(bool(row["annotations"]) and ratings(row)[-1] == "N/A" for row in rows),
+        "rows_middle_na_kept": sum(bool(row["annotations"]) and ratings(row)[-1] != "N/A"
+                                   and "N/A" in ratings(row) for row in rows),
+        "rows_missing_annotation": sum(0 < len(row["annotations"]) < MODELS_PER_ROW for row in rows),
+    }
+
+
+def code_rows(bank: TextBank, seed: int, n_rows: int, text_factor: float) -> tuple[list[dict], dict]:
+    """The coseal rows (as dicts in the schema's shape) and the counts of their planted quirks."""
+    rng = rng_for(seed, "code")
+    n_preferences = len(contract.CODE_ULTRAFEEDBACK_PREFERENCES)
+    preference = np.repeat(np.arange(n_preferences), int(math.ceil(n_rows / n_preferences)))[:n_rows]
+    preference = rng.permutation(preference)
+    texts = _texts(rng, bank, n_rows, text_factor)
+    models = np.argsort(rng.random((n_rows, len(CODE_MODELS))), axis=1)[:, :MODELS_PER_ROW]
+    ratings, annotation_order = _ratings(rng, n_rows)
+    plan = _quirk_plan(rng, n_rows)
+    _plant_invalid_ratings(rng, ratings)
+    rows = [
+        _row(i, contract.CODE_ULTRAFEEDBACK_PREFERENCES[preference[i]], [CODE_MODELS[j] for j in models[i]],
+             ratings[i], list(annotation_order[i]), texts, plan)
+        for i in range(n_rows)
+    ]
+    return rows, _stats(rows)
+
+
+# ======================================================================================
+# RLHFlow's processing script
+# ======================================================================================
+def published_script_pairs(rows: Iterable[dict]) -> tuple[list[dict], list[dict]]:
+    """The RLHFlow processing script of dataset card 002, transcribed faithfully.
+
+    It mirrors card 002 line by line, bugs included:
+
+    * ``rating`` is the loop variable of the annotations loop, so after that loop it
+      holds the rating of the LAST annotation of the row; the ``if rating == 'N/A'``
+      test therefore drops every model of a row whose last annotation is "N/A", and
+      keeps rows where an "N/A" sits elsewhere (then "N/A" wins the comparison,
+      since ratings are compared as strings and "N/A" > "5").  For a row with an
+      empty annotations list ``rating`` is stale: it still holds the value of the
+      last row that had annotations.
+    * Ratings are compared as strings ("10" < "2").
+
+    Where the real script would raise -- ``KeyError`` when a response model has no
+    annotation (a model missing from, or an empty, annotations list) or
+    ``NameError`` when ``rating`` was never assigned -- a real run would have
+    crashed.  Here that row's pairs are skipped and processing continues; the
+    skipped rows are returned as the second value ``[{"row", "error"}]``.
+    """
+    data: list[dict] = []
+    skipped: list[dict] = []
+    _unset = object()
+    rating: Any = _unset  # module-level in the original script: carried across rows
+    for i, example in enumerate(rows):
+        row_data: list[dict] = []
+        try:
+            prompt = example['instruction']
+            responses = {}
+            for row in example['responses']:
+                model_name, response = row['model'], row['response']
+                responses[model_name] = response
+            annotations = {}
+            for row in example['annotations']:
+                model_name, rating = row['model'], row['rating']
+                annotations[model_name] = rating
+            preference = 'code-' + example['preference']
+            del preference  # unused in the card too; the line stays: it raises on a NULL preference
+            all_models = []
+
+            for model_name in responses.keys():
+                if rating is _unset:
+                    raise NameError("name 'rating' is not defined")
+                if rating == 'N/A':
+                    continue
+                all_models.append(model_name)
+
+            all_combinations = list(combinations(all_models, 2))
+
+            assert len(all_combinations) == len(all_models) * (len(all_models) - 1) / 2
+
+            for combination in all_combinations:
+                response1 = responses[combination[0]]
+                rating1 = annotations[combination[0]]
+                response2 = responses[combination[1]]
+                rating2 = annotations[combination[1]]
+
+                if rating1 == rating2:
+                    continue
+
+                if rating1 > rating2:
+                    chosen_message = [
+                        {"content": prompt, "role": "user"},
+                        {"content": response1, "role": "assistant"},
+                    ]
+                    rejected_message = [
+                        {"content": prompt, "role": "user"},
+                        {"content": response2, "role": "assistant"},
+                    ]
+                    chosen_rating = rating1
+                    rejected_rating = rating2
+
+                elif rating1 < rating2:
+                    chosen_message = [
+                        {"content": prompt, "role": "user"},
+                        {"content": response2, "role": "assistant"},
+                    ]
+                    rejected_message = [
+                        {"content": prompt, "role": "user"},
+                        {"content": response1, "role": "assistant"},
+                    ]
+                    chosen_rating = rating2
+                    rejected_rating = rating1
+                else:
+                    print("error")
+
+                row_data.append({"rejected": rejected_message, "chosen": chosen_message,
+                                 "rejected_score": rejected_rating, "chosen_score": chosen_rating})
+        except (KeyError, NameError, TypeError) as exc:  # TypeError: a NULL list or rating (--bad-rate)
+            skipped.append({"row": i, "error": type(exc).__name__})
+            continue
+        data.extend(row_data)
+    return data, skipped
+
+
+# ======================================================================================
+# the datasets
+# ======================================================================================
+def generate_code_ultrafeedback(run: GenerationRun, n_rows: int, manifest: dict) -> None:
+    """Write the coseal rows and RLHFlow's pairs made from them (the wanted ones of the two);
+    note the planted quirks and the script's skipped rows in ``manifest``."""
+    rows, stats = code_rows(run.bank, run.seed, n_rows, run.text_factor)
+    if "code_ultrafeedback" in run.wanted:
+        schema = contract.DATASETS_BY_KEY["code_ultrafeedback"].schema
+        write_and_record(run.out_dir, manifest, "code_ultrafeedback", pa.Table.from_pylist(rows, schema=schema))
+    pairs, skipped = published_script_pairs(progress_bar(rows, len(rows), "code pairs", run.progress))
+    stats["script_rows_skipped"] = skipped
+    stats["script_pairs"] = len(pairs)
+    manifest["code_ultrafeedback_planted"] = stats
+    if "code_ultrafeedback_standard" in run.wanted:
+        schema = contract.DATASETS_BY_KEY["code_ultrafeedback_standard"].schema
+        write_and_record(run.out_dir, manifest, "code_ultrafeedback_standard",
+                         pa.Table.from_pylist(pairs, schema=schema))
