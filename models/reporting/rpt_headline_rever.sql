@@ -1,5 +1,5 @@
--- The report's headline numbers for ReVeR: rever_summary's per-source rows added up, and the
--- number of integrity breaks. One row.
+-- The report's headline numbers for ReVeR: rever_summary's total row, and the number of
+-- integrity breaks. One row.
 {{ config(enabled=dataset_enabled('rever')) }}
 
 with
@@ -19,13 +19,13 @@ rever_integrity as (
 totals as (
 
     select
-        sum(n_pairs) as n_pairs,
-        sum(n_pairs_kept) as n_pairs_kept,
-        sum(n_pairs) - sum(n_pairs_scored) as n_pairs_unscored,
-        sum(n_trajectories_with_tool) / nullif(cast(sum(n_trajectories) as double), 0) as tool_call_rate,
-        {{ exact_sum('mean_score_margin * n_pairs_scored') }}
-        / nullif(cast(sum(n_pairs_scored) as double), 0) as mean_margin
+        n_pairs,
+        n_pairs_kept,
+        n_pairs - n_pairs_scored as n_pairs_unscored,
+        tool_call_rate,
+        mean_score_margin as mean_margin
     from rever_summary
+    where scope = 'total'
 
 ),
 

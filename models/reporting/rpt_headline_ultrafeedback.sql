@@ -1,5 +1,5 @@
--- The report's headline numbers for UltraFeedback. One row (none when the bug summary has no
--- 'all' row).
+-- The report's headline numbers for UltraFeedback: the bug summary's total row and the raw
+-- row counts. One row.
 {{ config(enabled=dataset_enabled('ultrafeedback')) }}
 
 with
@@ -34,7 +34,7 @@ all_sources as (
         n_overall_score_10,
         n_overall_score_10_low_rating
     from score_bug_summary
-    where dimension = 'all'
+    where scope = 'total'
 
 ),
 

@@ -1,5 +1,5 @@
 -- ReVeR: tool-call rate of the judge trajectories and pair figures, per source (rever_summary's
--- rows).
+-- per-source rows).
 {{ config(enabled=dataset_enabled('rever')) }}
 
 with
@@ -21,6 +21,7 @@ final as (
         mean_score_margin as mean_margin,
         share_decided_by_principles
     from rever_summary
+    where scope = 'source'
 
 )
 

@@ -1,5 +1,5 @@
--- Best-rated vs best-overall disagreement by source, and over all sources (dimension = 'all'),
--- from the bug summary.
+-- Best-rated vs best-overall disagreement by source, and over all sources (the bug summary's
+-- total row, shown as dimension = 'all').
 {{ config(enabled=dataset_enabled('ultrafeedback')) }}
 
 with
@@ -13,15 +13,15 @@ score_bug_summary as (
 final as (
 
     select
-        coalesce(dimension_value, '(no source)') as source,
-        dimension,
+        coalesce(source, '(no source)') as source,
+        case when scope = 'total' then 'all' else scope end as dimension,
         n_best_overall_picks,
         n_best_rated_is_different,
         share_best_rated_is_different,
         mean_average_rating_gap,
         mean_overall_score_gap
     from score_bug_summary
-    where dimension in ('source', 'all')
+    where scope in ('source', 'total')
 
 )
 

@@ -13,14 +13,14 @@ score_bug_summary as (
 final as (
 
     select
-        coalesce(dimension_value, '(no model)') as model,
+        coalesce(model, '(no model)') as model,
         n_completions,
         n_overall_score_10,
         n_overall_score_10_low_rating,
         n_overall_score_10_negative_critique,
         coalesce(share_overall_score_10_low_rating, 0.0) as share_overall_score_10_low_rating
     from score_bug_summary
-    where dimension = 'model'
+    where scope = 'model'
 
 )
 

@@ -320,7 +320,8 @@ def check_published_audit(wh: Warehouse, published_rows: list[dict]) -> None:
 
 def check_summary(wh: Warehouse, published_rows, script_data, corrected, failures, rating_at_test,
                   expected) -> None:
-    total = wh.rows("select * from code_ultrafeedback_bug_summary where scope = 'total'")[0]
+    (total,) = wh.rows("select * from code_ultrafeedback_bug_summary where scope = 'total'")
+    assert total["preference"] is None
     failed = {(f["source_file"], f["source_row"]) for f in failures}
     assert total["n_published_pairs"] == len(published_rows)
     assert total["n_published_chosen_score_na"] == sum(r["chosen_score"] == "N/A" for r in published_rows)

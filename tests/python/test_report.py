@@ -343,6 +343,22 @@ def test_rever_chart_data(specs, warehouse, report):
         assert f"{n_unscored:,} of {len(ids):,} pairs have a side without a score" in report[1]
 
 
+def test_rever_headline(warehouse):
+    """The ReVeR headline is over all sources: trajectories and tool use recomputed from the raw
+    judge file, pair figures from every rever_pairs row (the mean margin over all scored pairs,
+    not a mean of per-source means)."""
+    judge = read_raw(warehouse.raw_dir, "OpenRubrics/ReVeR-Traces-Judge")
+    with_tool = sum(any((m.get("role") in ("tool_call", "tool")) for m in row["messages"] or []) for row in judge)
+    (headline,) = warehouse.rows("select * from reporting.rpt_headline_rever")
+    pairs = warehouse.rows("select score_margin, kept from main.rever_pairs")
+    margins = [p["score_margin"] for p in pairs if p["score_margin"] is not None]
+    assert headline["n_pairs"] == len(pairs)
+    assert headline["n_pairs_kept"] == sum(p["kept"] is True for p in pairs)
+    assert headline["n_pairs_unscored"] == len(pairs) - len(margins)
+    assert headline["mean_margin"] == pytest.approx(sum(margins) / len(margins), abs=1e-9)
+    assert headline["tool_call_rate"] == pytest.approx(with_tool / len(judge), abs=1e-12)
+
+
 def test_judge_agreement_chart_data(specs, warehouse):
     summary = warehouse.rows("select * from main.judge_agreement_summary")[0]
     rows = spec_values(specs["judge-agreement"])

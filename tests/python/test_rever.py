@@ -369,7 +369,10 @@ def test_multiple_judge_blocks_use_the_last(warehouse, expected):
 
 
 def test_summary_tool_rate(warehouse, expected):
-    got = {r["source"]: r for r in warehouse.rows("select * from rever_summary")}
+    rows = warehouse.rows("select * from rever_summary")
+    got = {r["source"]: r for r in rows if r["scope"] == "source"}
+    (total,) = [r for r in rows if r["scope"] == "total"]
+    assert total["source"] is None and len(rows) == len(got) + 1
     by_source = Counter(t["source"] for t in expected["traj"].values())
     tools = Counter(t["source"] for t in expected["traj"].values() if t["used_tool"])
     for s, n in by_source.items():
@@ -377,6 +380,33 @@ def test_summary_tool_rate(warehouse, expected):
         assert got[s]["n_trajectories_with_tool"] == tools[s]
         assert _close(got[s]["tool_call_rate"], tools[s] / n)
     assert sum(tools.values()) == expected["manifest"]["rever"]["tool_call_trajectories"]
+    # the total row: over all trajectories
+    assert total["n_trajectories"] == len(expected["traj"])
+    assert total["n_trajectories_with_tool"] == sum(tools.values())
+    assert _close(total["tool_call_rate"], sum(tools.values()) / len(expected["traj"]))
+
+
+def test_summary_pairs(warehouse, expected_pairs):
+    """Per source and over all sources (the 'total' row), from the recomputed pairs: counts,
+    share decided by principles and the mean margin, the total's over all scored pairs (not a
+    mean of the sources' means)."""
+    groups: dict[tuple[str, str | None], list[dict]] = defaultdict(list)
+    for p in expected_pairs.values():
+        groups[("source", p["source"])].append(p)
+        groups[("total", None)].append(p)
+    got = {(r["scope"], r["source"]): r for r in warehouse.rows("select * from rever_summary")}
+    for g, pairs in groups.items():
+        scored = [p for p in pairs if p["decided_by"] != "unscored"]
+        margins = [p["chosen_score"] - p["rejected_score"] for p in scored]
+        decided = Counter(p["decided_by"] for p in pairs)
+        row = got[g]
+        assert (row["n_pairs"], row["n_pairs_scored"], row["n_pairs_kept"]) == (
+            len(pairs), len(scored), sum(p["kept"] is True for p in pairs)), g
+        assert (row["n_decided_by_hard_rules"], row["n_decided_by_principles"], row["n_ties"]) == (
+            decided["hard_rules"], decided["principles"], decided["tie"]), g
+        assert _close(row["share_decided_by_principles"], decided["principles"] / len(scored) if scored else None), g
+        assert _close(row["mean_score_margin"], sum(margins) / len(margins) if margins else None), g
+    assert len(groups) > 2  # several sources besides the total
 
 
 # --------------------------------------------------------------------------- hand-made rows

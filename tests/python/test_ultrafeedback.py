@@ -12,6 +12,7 @@ Rules (from the issue, not from the SQL):
 
 from __future__ import annotations
 
+import hashlib
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -326,9 +327,14 @@ def test_audit_published_alternates(raw, audit):
 # ---------------------------------------------------------------- summary
 
 def test_score_bug_summary(raw, warehouse):
+    """One row per source, one per model and one 'total' row (scope), every figure recomputed
+    from the raw completions: the total's counts and means are over all completions (a mean
+    over all gaps, not a mean of the groups' means)."""
     analyzer = SentimentIntensityAnalyzer()
-    groups: dict[tuple[str, str | None], dict] = defaultdict(lambda: defaultdict(float))
-    for rec in raw.values():
+    groups: dict[tuple[str, str | None, str | None], dict] = defaultdict(lambda: defaultdict(float))
+    prompts: dict[tuple, set] = defaultdict(set)
+    gaps: dict[tuple, dict[str, list]] = defaultdict(lambda: {"rating": [], "score": []})
+    for key, rec in raw.items():
         comps = rec["completions"]
         for i, c in enumerate(comps):
             text = c["critique"]
@@ -337,7 +343,8 @@ def test_score_bug_summary(raw, warehouse):
             low = c["average_rating"] is not None and c["average_rating"] <= 2
             is_bo = i == rec["best_overall"]
             differs = is_bo and rec["best_rated"] != rec["best_overall"]
-            for g in (("all", None), ("source", rec["raw"]["source"]), ("model", c["model"])):
+            rated, overall = comps[rec["best_rated"]], comps[rec["best_overall"]]
+            for g in (("total", None, None), ("source", rec["raw"]["source"], None), ("model", None, c["model"])):
                 s = groups[g]
                 s["n_completions"] += 1
                 s["n_overall_score_10"] += ten
@@ -346,13 +353,29 @@ def test_score_bug_summary(raw, warehouse):
                 s["n_overall_score_10_low_rating_negative_critique"] += ten and low and negative
                 s["n_best_overall_picks"] += is_bo
                 s["n_best_rated_is_different"] += differs
-    rows = {(r["dimension"], r["dimension_value"]): r
+                prompts[g].add(key)
+                if differs and rated["average_rating"] is not None and overall["average_rating"] is not None:
+                    gaps[g]["rating"].append(rated["average_rating"] - overall["average_rating"])
+                if differs and rated["overall_score"] is not None and overall["overall_score"] is not None:
+                    gaps[g]["score"].append(overall["overall_score"] - rated["overall_score"])
+    rows = {(r["scope"], r["source"], r["model"]): r
             for r in warehouse.rows("select * from ultrafeedback_score_bug_summary")}
     assert set(rows) == set(groups)
     for g, expected in groups.items():
+        row = rows[g]
         for col, value in expected.items():
-            assert rows[g][col] == value, (g, col)
-    assert rows[("all", None)]["n_overall_score_10_low_rating"] > 0
+            assert row[col] == value, (g, col)
+        assert row["n_prompts"] == len(prompts[g]), g
+        for col, values in (("mean_average_rating_gap", gaps[g]["rating"]),
+                            ("mean_overall_score_gap", gaps[g]["score"])):
+            assert close(row[col], sum(values) / len(values) if values else None), (g, col)
+        scope, source, model = g
+        part = source if scope == "source" else model if scope == "model" else None
+        assert row["summary_key"] == hashlib.md5(f"{scope}:{part or ''}".encode()).hexdigest(), g
+    total = rows[("total", None, None)]
+    assert total["n_overall_score_10_low_rating"] > 0
+    assert total["n_completions"] == sum(len(rec["completions"]) for rec in raw.values())
+    assert total["mean_average_rating_gap"] is not None
 
 
 # ---------------------------------------------------------------- determinism of the draws

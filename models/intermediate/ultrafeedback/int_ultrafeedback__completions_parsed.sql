@@ -1,8 +1,30 @@
 -- One row per raw row x completion: the completions list unnested once (0-based list
--- position), the four aspect Ratings parsed and their mean recomputed. Rows whose list is
+-- position), each aspect's Rating parsed and their mean recomputed. Rows whose list is
 -- empty or NULL produce no row here; they stay in the prompt-grain models with
 -- `has_no_completions` (int_ultrafeedback__prompts_picked, ultrafeedback_curated).
-{%- set aspects = ['helpfulness', 'honesty', 'instruction_following', 'truthfulness'] %}
+{#- The aspects (in alphabetical order), the column each rating goes to and its scale come from
+    the seed ultrafeedback_aspects, read when the model is compiled to run: from the seed's table
+    (a build loads it first: it is a ref), or, where that table is not there (a unit test, lint,
+    `dbt compile` before the first build), from seeds/ultrafeedback_aspects.csv through DuckDB. -#}
+{%- set aspects_seed = ref('ultrafeedback_aspects') %}
+{%- set aspects = [] %}
+{%- if execute %}
+    {%- set seed_table = load_relation(aspects_seed) if model.resource_type != 'unit_test' %}
+    {%- if seed_table is none and target.type != 'duckdb' %}
+        {{- exceptions.raise_compiler_error('Load the seed first: dbt seed -s ultrafeedback_aspects') }}
+    {%- endif %}
+    {%- set seed_rows = run_query(
+        'select aspect, rating_column, scale_min, scale_max from '
+        ~ (seed_table or "read_csv('seeds/ultrafeedback_aspects.csv')") ~ ' order by aspect'
+    ) %}
+    {%- for row in seed_rows %}
+        {%- do aspects.append({
+            'name': row['aspect'],
+            'rating_column': row['rating_column'],
+            'scale': range(row['scale_min'] | int, (row['scale_max'] | int) + 1) | map('string') | list,
+        }) %}
+    {%- endfor %}
+{%- endif %}
 
 with
 
@@ -38,7 +60,7 @@ flattened as (
 
         ---------- raw rating strings
         {%- for a in aspects %}
-        completion.{{ a }}_rating_raw as {{ a }}_rating_raw{{ "," if not loop.last }}  -- noqa: AL09
+        completion.{{ a.name }}_rating_raw as {{ a.name }}_rating_raw{{ "," if not loop.last }}  -- noqa: AL09
         {%- endfor %}
 
     from unnested
@@ -49,12 +71,17 @@ ratings_parsed as (
 
     select
         *,
+        -- a rating on the aspect's scale is cast; "N/A" and anything else are NULL
         {%- for a in aspects %}
-        {{ ultrafeedback_parse_rating(a ~ '_rating_raw') }} as {{ a }}_rating,
+        case
+            when {{ a.name }}_rating_raw in ('{{ a.scale | join("', '") }}')
+                then cast({{ a.name }}_rating_raw as integer)
+        end as {{ a.rating_column }},
         {%- endfor %}
+        -- invalid: NULL, or neither on the scale nor "N/A"
         {%- for a in aspects %}
-        ({{ a }}_rating_raw is null or {{ a }}_rating_raw not in ('1', '2', '3', '4', '5', 'N/A'))
-            as {{ a }}_rating_is_invalid{{ "," if not loop.last }}
+        ({{ a.name }}_rating_raw is null or {{ a.name }}_rating_raw not in ('{{ a.scale | join("', '") }}', 'N/A'))
+            as {{ a.name }}_rating_is_invalid{{ "," if not loop.last }}
         {%- endfor %}
     from flattened
 
@@ -65,10 +92,10 @@ averaged as (
     select
         *,
         {%- for a in aspects %}
-        case when {{ a }}_rating is not null then 1 else 0 end{{ " +" if not loop.last }}
+        case when {{ a.rating_column }} is not null then 1 else 0 end{{ " +" if not loop.last }}
         {%- endfor %} as n_valid_ratings,
         {%- for a in aspects %}
-        {{ a }}_rating_is_invalid{{ " or" if not loop.last }}
+        {{ a.name }}_rating_is_invalid{{ " or" if not loop.last }}
         {%- endfor %} as has_invalid_rating
     from ratings_parsed
 
@@ -81,7 +108,7 @@ final as (
         cast(
             (
                 {%- for a in aspects %}
-                coalesce({{ a }}_rating, 0){{ " +" if not loop.last }}
+                coalesce({{ a.rating_column }}, 0){{ " +" if not loop.last }}
                 {%- endfor %}
             ) as double
         ) / nullif(n_valid_ratings, 0) as average_rating

@@ -1,5 +1,7 @@
--- The size of the published script's bugs: one row per preference (the raw aspect) and one
--- total row, with the headline numbers and the number of pair differences per reason (see audit_code_ultrafeedback_corrections).
+-- The size of the published script's bugs: one row per preference (the raw aspect; scope
+-- 'preference') and one over all rows (scope 'total'), each aggregated from the rows in one
+-- grouping-sets pass (macros/cross_engine/summary_scopes.sql), with the headline numbers and the
+-- number of pair differences per reason (see audit_code_ultrafeedback_corrections).
 with
 
 prompts as (
@@ -40,13 +42,14 @@ prompt_preferences as (
 prompt_counts as (
 
     select
+        {{ summary_scope(['preference']) }} as scope,
         preference,
         count(*) as n_prompts,
         sum(case when script_outcome = 'processed' then 1 else 0 end) as n_prompts_processed,
         sum(case when script_outcome = 'dropped_by_na_rating' then 1 else 0 end) as n_prompts_dropped,
         sum(case when script_outcome = 'quarantined' then 1 else 0 end) as n_prompts_quarantined
     from prompts
-    group by preference
+    {{ summary_group_by(['preference']) }}
 
 ),
 
@@ -54,6 +57,7 @@ prompt_counts as (
 published_counts as (
 
     select
+        {{ summary_scope(['prompt_preferences.preference']) }} as scope,
         prompt_preferences.preference,
         count(*) as n_published_pairs,
         sum(case when {{ binary_string('published_audit.chosen_score') }} = {{ binary_string("'N/A'") }}
@@ -62,13 +66,14 @@ published_counts as (
     from published_audit
     left join prompt_preferences
         on published_audit.prompt_id = prompt_preferences.prompt_id
-    group by prompt_preferences.preference
+    {{ summary_group_by(['prompt_preferences.preference']) }}
 
 ),
 
 pair_counts as (
 
     select
+        {{ summary_scope(['preference']) }} as scope,
         preference,
         sum(case when status != 'only_corrected' then 1 else 0 end) as n_published_logic_pairs,
         sum(case when status != 'only_published_logic' then 1 else 0 end) as n_corrected_pairs,
@@ -83,23 +88,31 @@ pair_counts as (
         sum(case when reason = 'duplicate_model' then 1 else 0 end) as n_duplicate_model,
         sum(case when reason = 'unexplained' then 1 else 0 end) as n_unexplained
     from corrections
-    group by preference
+    {{ summary_group_by(['preference']) }}
 
 ),
 
-preferences as (
+-- every preference seen by any of the counts, and the total row even without rows (see
+-- summary_scopes)
+scopes as (
 
-    select preference from prompt_counts
+    select scope, preference from prompt_counts
     union
-    select preference from published_counts
+    select scope, preference from published_counts
+    union
+    select scope, preference from pair_counts
+    union
+    select
+        'total' as scope,
+        cast(null as {{ dbt.type_string() }}) as preference
 
 ),
 
-by_preference as (
+joined as (
 
     select
-        'preference' as scope,
-        preferences.preference,
+        scopes.scope,
+        scopes.preference,
         coalesce(prompt_counts.n_prompts, 0) as n_prompts,
         coalesce(prompt_counts.n_prompts_processed, 0) as n_prompts_processed,
         coalesce(prompt_counts.n_prompts_dropped, 0) as n_prompts_dropped,
@@ -119,49 +132,16 @@ by_preference as (
         coalesce(pair_counts.n_prompt_quarantined, 0) as n_prompt_quarantined,
         coalesce(pair_counts.n_duplicate_model, 0) as n_duplicate_model,
         coalesce(pair_counts.n_unexplained, 0) as n_unexplained
-    from preferences
+    from scopes
     left join prompt_counts
-        on preferences.preference is not distinct from prompt_counts.preference
+        on scopes.scope = prompt_counts.scope
+        and scopes.preference is not distinct from prompt_counts.preference
     left join published_counts
-        on preferences.preference is not distinct from published_counts.preference
+        on scopes.scope = published_counts.scope
+        and scopes.preference is not distinct from published_counts.preference
     left join pair_counts
-        on preferences.preference is not distinct from pair_counts.preference
-
-),
-
-total as (
-
-    select
-        'total' as scope,
-        cast(null as {{ dbt.type_string() }}) as preference,
-        sum(n_prompts) as n_prompts,
-        sum(n_prompts_processed) as n_prompts_processed,
-        sum(n_prompts_dropped) as n_prompts_dropped,
-        sum(n_prompts_quarantined) as n_prompts_quarantined,
-        sum(n_published_pairs) as n_published_pairs,
-        sum(n_published_chosen_score_na) as n_published_chosen_score_na,
-        sum(n_published_not_reproduced) as n_published_not_reproduced,
-        sum(n_published_logic_pairs) as n_published_logic_pairs,
-        sum(n_corrected_pairs) as n_corrected_pairs,
-        sum(n_pairs_unchanged) as n_pairs_unchanged,
-        sum(n_pairs_flipped) as n_pairs_flipped,
-        sum(n_na_rated_chosen) as n_na_rated_chosen,
-        sum(n_na_rated_rejected) as n_na_rated_rejected,
-        sum(n_prompt_dropped_by_last_na) as n_prompt_dropped_by_last_na,
-        sum(n_string_order_inverted) as n_string_order_inverted,
-        sum(n_invalid_rating) as n_invalid_rating,
-        sum(n_prompt_quarantined) as n_prompt_quarantined,
-        sum(n_duplicate_model) as n_duplicate_model,
-        sum(n_unexplained) as n_unexplained
-    from by_preference
-
-),
-
-unioned as (
-
-    select * from total
-    union all
-    select * from by_preference
+        on scopes.scope = pair_counts.scope
+        and scopes.preference is not distinct from pair_counts.preference
 
 ),
 
@@ -178,7 +158,7 @@ typed as (
                      'n_duplicate_model', 'n_unexplained'] -%}
         cast({{ c }} as bigint) as {{ c }}{{ "," if not loop.last }}
         {% endfor %}
-    from unioned
+    from joined
 
 )
 

@@ -1,5 +1,7 @@
--- One row per source of the pairs (helpsteer3, ultrafeedback, ...): pairs, tool use,
--- how pairs are decided, mean margin and integrity breaks.
+-- One row per source of the pairs (helpsteer3, ultrafeedback, ...; scope 'source') and one over
+-- all sources (scope 'total'), each aggregated from the pairs, trajectories and integrity rows in
+-- one grouping-sets pass (macros/cross_engine/summary_scopes.sql): pairs, tool use, how pairs are
+-- decided, mean margin and integrity breaks.
 with
 
 pairs as (
@@ -23,6 +25,7 @@ integrity as (
 pair_stats as (
 
     select
+        {{ summary_scope(['source']) }} as scope,
         source,
         count(*) as n_pairs,
         count(case when decided_by != 'unscored' then 1 end) as n_pairs_scored,
@@ -33,48 +36,57 @@ pair_stats as (
         {{ exact_mean("score_margin") }} as mean_score_margin
 
     from pairs
-    group by source
+    {{ summary_group_by(['source']) }}
 
 ),
 
 trajectory_stats as (
 
     select
+        {{ summary_scope(['source']) }} as scope,
         source,
         count(*) as n_trajectories,
         count(case when used_tool then 1 end) as n_trajectories_with_tool,
         count(case when verdict_status = 'ok' then 1 end) as n_verdicts_ok
 
     from trajectories
-    group by source
+    {{ summary_group_by(['source']) }}
 
 ),
 
 integrity_stats as (
 
     select
+        {{ summary_scope(['source']) }} as scope,
         source,
         count(*) as n_integrity_breaks
 
     from integrity
-    group by source
+    {{ summary_group_by(['source']) }}
 
 ),
 
-sources as (
+-- every source seen by any of the stats, and the total row even without rows (see
+-- summary_scopes)
+scopes as (
 
-    select source from pair_stats
+    select scope, source from pair_stats
     union
-    select source from trajectory_stats
+    select scope, source from trajectory_stats
     union
-    select source from integrity_stats
+    select scope, source from integrity_stats
+    union
+    select
+        'total' as scope,
+        cast(null as {{ dbt.type_string() }}) as source
 
 ),
 
 joined as (
 
     select
-        sources.source,
+        scopes.scope,
+        scopes.source,
         coalesce(pair_stats.n_pairs, 0) as n_pairs,
         coalesce(pair_stats.n_pairs_scored, 0) as n_pairs_scored,
         coalesce(pair_stats.n_pairs_kept, 0) as n_pairs_kept,
@@ -87,13 +99,16 @@ joined as (
         coalesce(trajectory_stats.n_verdicts_ok, 0) as n_verdicts_ok,
         coalesce(integrity_stats.n_integrity_breaks, 0) as n_integrity_breaks
 
-    from sources
+    from scopes
     left join pair_stats
-        on sources.source is not distinct from pair_stats.source
+        on scopes.scope = pair_stats.scope
+        and scopes.source is not distinct from pair_stats.source
     left join trajectory_stats
-        on sources.source is not distinct from trajectory_stats.source
+        on scopes.scope = trajectory_stats.scope
+        and scopes.source is not distinct from trajectory_stats.source
     left join integrity_stats
-        on sources.source is not distinct from integrity_stats.source
+        on scopes.scope = integrity_stats.scope
+        and scopes.source is not distinct from integrity_stats.source
 
 ),
 
@@ -101,6 +116,7 @@ final as (
 
     select
         ---------- keys
+        scope,
         source,
 
         ---------- pairs

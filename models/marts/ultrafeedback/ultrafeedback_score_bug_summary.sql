@@ -1,8 +1,10 @@
--- The overall_score bug in numbers: one row for all completions, one per source and one per
--- model. Counts of completions with overall_score 10 and a low recomputed average_rating
--- (<= 2) and/or a negative critique (VADER compound <= -0.05), how often the best-overall
--- pick is not the best-rated one, and the score gaps between the two picks when they differ.
--- Raw rows without completions have nothing to count here.
+-- The overall_score bug in numbers: one row per source (scope 'source'), one per model (scope
+-- 'model') and one over all completions (scope 'total'), all aggregated from the completions in
+-- one grouping-sets pass (macros/cross_engine/summary_scopes.sql). Counts of completions with
+-- overall_score 10 and a low recomputed average_rating (<= 2) and/or a negative critique (VADER
+-- compound <= -0.05), how often the best-overall pick is not the best-rated one, and the score
+-- gaps between the two picks when they differ. Raw rows without completions have nothing to
+-- count here.
 with
 
 ranked as (
@@ -70,13 +72,12 @@ completion_facts as (
 
 ),
 
-{%- set dimensions = [('all', 'cast(null as ' ~ dbt.type_string() ~ ')'), ('source', 'source'), ('model', 'model')] %}
-{% for dimension, value in dimensions %}
-by_{{ dimension }} as (
+aggregated as (
 
     select
-        '{{ dimension }}' as dimension,
-        {{ value }} as dimension_value,
+        {{ summary_scope(['source', 'model']) }} as scope,
+        source,
+        model,
         count(distinct prompt_id) as n_prompts,
         count(*) as n_completions,
         sum(case when has_overall_score_10 then 1 else 0 end) as n_overall_score_10,
@@ -91,44 +92,56 @@ by_{{ dimension }} as (
         {{ exact_mean("average_rating_gap") }} as mean_average_rating_gap,
         {{ exact_mean("overall_score_gap") }} as mean_overall_score_gap
     from completion_facts
-    {%- if dimension != 'all' %}
-    group by {{ value }}
-    {%- endif %}
+    {{ summary_group_by(['source', 'model']) }}
 
 ),
-{% endfor %}
-aggregated as (
 
-    {%- for dimension, value in dimensions %}
-    select * from by_{{ dimension }}
-    {%- if not loop.last %}
-    union all
-    {%- endif %}
-    {%- endfor %}
+-- every group, and the total row even without completions (see summary_scopes)
+scopes as (
+
+    select
+        scope,
+        source,
+        model
+    from aggregated
+    union
+    select
+        'total' as scope,
+        cast(null as {{ dbt.type_string() }}) as source,
+        cast(null as {{ dbt.type_string() }}) as model
 
 ),
 
 final as (
 
     select
-        {{ stable_hash(['dimension', 'dimension_value']) }} as summary_key,
-        dimension,
-        dimension_value,
-        n_prompts,
-        n_completions,
-        cast(n_overall_score_10 as bigint) as n_overall_score_10,
-        cast(n_overall_score_10_low_rating as bigint) as n_overall_score_10_low_rating,
-        cast(n_overall_score_10_negative_critique as bigint) as n_overall_score_10_negative_critique,
-        cast(n_overall_score_10_low_rating_negative_critique as bigint) as n_overall_score_10_low_rating_negative_critique,
-        cast(n_overall_score_10_low_rating as double) / nullif(n_overall_score_10, 0)
+        -- the grouping level and its value: the keys of the source and model rows are those of
+        -- the former (dimension, dimension_value) rows
+        {{ stable_hash(['scopes.scope', 'coalesce(scopes.source, scopes.model)']) }} as summary_key,
+        scopes.scope,
+        scopes.source,
+        scopes.model,
+        coalesce(aggregated.n_prompts, 0) as n_prompts,
+        coalesce(aggregated.n_completions, 0) as n_completions,
+        cast(coalesce(aggregated.n_overall_score_10, 0) as bigint) as n_overall_score_10,
+        cast(coalesce(aggregated.n_overall_score_10_low_rating, 0) as bigint) as n_overall_score_10_low_rating,
+        cast(coalesce(aggregated.n_overall_score_10_negative_critique, 0) as bigint)
+            as n_overall_score_10_negative_critique,
+        cast(coalesce(aggregated.n_overall_score_10_low_rating_negative_critique, 0) as bigint)
+            as n_overall_score_10_low_rating_negative_critique,
+        cast(aggregated.n_overall_score_10_low_rating as double) / nullif(aggregated.n_overall_score_10, 0)
             as share_overall_score_10_low_rating,
-        cast(n_best_overall_picks as bigint) as n_best_overall_picks,
-        cast(n_best_rated_is_different as bigint) as n_best_rated_is_different,
-        cast(n_best_rated_is_different as double) / nullif(n_best_overall_picks, 0)
+        cast(coalesce(aggregated.n_best_overall_picks, 0) as bigint) as n_best_overall_picks,
+        cast(coalesce(aggregated.n_best_rated_is_different, 0) as bigint) as n_best_rated_is_different,
+        cast(aggregated.n_best_rated_is_different as double) / nullif(aggregated.n_best_overall_picks, 0)
             as share_best_rated_is_different,
-        mean_average_rating_gap,
-        mean_overall_score_gap
-    from aggregated
+        aggregated.mean_average_rating_gap,
+        aggregated.mean_overall_score_gap
+    from scopes
+    left join aggregated
+        on scopes.scope = aggregated.scope
+        and scopes.source is not distinct from aggregated.source
+        and scopes.model is not distinct from aggregated.model
 
 )
 
