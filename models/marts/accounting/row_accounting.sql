@@ -146,10 +146,15 @@ raw_counts as (
 
     select
         dataset_key,
-        min(hub_id) as hub_id,
         sum(n_rows) as raw_rows
     from raw_files
     group by 1
+
+),
+
+registry as (
+
+    select * from {{ ref('dataset_registry') }}
 
 ),
 
@@ -157,7 +162,7 @@ final as (
 
     select
         outcomes.dataset_key,
-        raw_counts.hub_id,
+        registry.hub_id,
         cast(raw_counts.raw_rows as bigint) as raw_rows,
         outcomes.outcome,
         outcomes.destination,
@@ -165,6 +170,8 @@ final as (
     from outcomes
     left join raw_counts
         on outcomes.dataset_key = raw_counts.dataset_key
+    left join registry
+        on outcomes.dataset_key = registry.dataset_key
     where outcomes.n_rows > 0
 
 )
