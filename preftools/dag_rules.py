@@ -100,6 +100,7 @@ class Config:
         ("preference_warehouse.test_unique_combination",),
         # a one-row model (headline, summary over everything): its key is the empty set
         ("preference_warehouse.test_one_row",),
+        ("preference_warehouse.test_primary_key",),
     )
     model_types: tuple[ModelType, ...] = PROJECT_MODEL_TYPES
     exceptions: tuple[Excepted, ...] = EXCEPTIONS
