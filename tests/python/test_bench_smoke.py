@@ -34,7 +34,7 @@ def bench(tmp_path_factory) -> dict:
     """One run of the harness at SMOKE_SCALE (no 2 GB build: it is the same build)."""
     base = tmp_path_factory.mktemp("bench")
     return run_bench(seed=42, scale=SMOKE_SCALE, cache_dir=base / "cache", results_dir=base / "results",
-                     low_memory_build=False, verbose=False)
+                     low_memory_build=False, verbose=False, same_work=True)
 
 
 @pytest.mark.slow
@@ -55,7 +55,7 @@ def test_report_is_complete(bench):
     assert saved["machine"]["nproc"] >= 1 and saved["machine"]["memory_total_bytes"] > 0
     assert saved["duckdb"]["threads"] and saved["duckdb"]["memory_limit"]
     assert saved["versions"]["duckdb"] and saved["versions"]["dbt-core"]
-    assert set(saved["steps"]) == {"floor", "build", "reference_whole_rows", "reference_projected"}
+    assert set(saved["steps"]) == {"floor", "build", "reference_whole_rows", "reference_projected", "same_work"}
     for key, step in saved["steps"].items():
         assert step["returncode"] == 0, (key, step["log"])
         assert step["wall_seconds"] > 0 and step["cpu_seconds"] > 0, key
@@ -63,7 +63,14 @@ def test_report_is_complete(bench):
     details = saved["steps"]["build"]["details"]
     assert details["slowest_models"] and details["node_statuses"].get("success", 0) > 0
     assert saved["summary"]["build_over_floor"] > 0
-    assert set(saved["summary"]["targets"]) >= {"build <= 4x scan floor", "build peak RSS <= 3 GB"}
+    assert set(saved["summary"]["targets"]) >= {
+        "1. build <= 1.0x reference (whole rows)", "2. same work as the reference <= 0.33x reference",
+        "3. build peak RSS (tree) <= 2.0 GiB", "4. warehouse file <= raw Parquet bytes"}
+    # the same-work step built the reference's marts and nothing downstream of them only
+    assert saved["steps"]["same_work"]["details"]["node_statuses"] == {"success": saved["steps"]["same_work"]
+                                                                      ["details"]["node_statuses"]["success"]}
+    assert "preference_pairs" not in saved["steps"]["same_work"]["details"]["model_seconds"]
+    assert "rever_pairs" in saved["steps"]["same_work"]["details"]["model_seconds"]
 
 
 def _tamper(src: Path, dst: Path) -> None:
