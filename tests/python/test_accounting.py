@@ -88,9 +88,9 @@ def tampered_copy(warehouse: Warehouse, tmp_path):
 
         with duckdb.connect(str(db)) as con:
             con.execute(sql)
-        run_dbt(["run", "-s", "rejects_ultrafeedback", "row_accounting"], warehouse.raw_dir, db, tmp_path / "dbt")
-        return run_dbt(["test", "-s", "row_accounting_balances"], warehouse.raw_dir, db, tmp_path / "dbt",
-                       check=False)
+        # one dbt call: the two models, then their tests (row_accounting_balances among them)
+        return run_dbt(["build", "-s", "rejects_ultrafeedback", "row_accounting"], warehouse.raw_dir, db,
+                       tmp_path / "dbt", check=False)
 
     return tamper
 
@@ -98,6 +98,7 @@ def tampered_copy(warehouse: Warehouse, tmp_path):
 def test_balance_passes_on_the_untouched_copy(tampered_copy):
     result = tampered_copy("select 1")
     assert result.returncode == 0, result.output[-3000:]
+    assert "PASS row_accounting_balances" in result.output, result.output[-3000:]
 
 
 def test_balance_fails_on_a_lost_row(tampered_copy):
@@ -105,7 +106,7 @@ def test_balance_fails_on_a_lost_row(tampered_copy):
         delete from main.ultrafeedback_curated
         where prompt_id = (select min(prompt_id) from main.ultrafeedback_curated where has_pair)""")
     assert result.returncode != 0
-    assert "row_accounting_balances" in result.output and "FAIL 1" in result.output, result.output[-3000:]
+    assert "FAIL 1 row_accounting_balances" in result.output, result.output[-3000:]
 
 
 def test_balance_fails_on_a_row_counted_twice(tampered_copy):
@@ -114,4 +115,4 @@ def test_balance_fails_on_a_row_counted_twice(tampered_copy):
         update main.ultrafeedback_curated set has_pair = true
         where prompt_id = (select min(prompt_id) from main.ultrafeedback_curated where no_pair_reason is not null)""")
     assert result.returncode != 0
-    assert "row_accounting_balances" in result.output and "FAIL 1" in result.output, result.output[-3000:]
+    assert "FAIL 1 row_accounting_balances" in result.output, result.output[-3000:]
