@@ -11,8 +11,12 @@
     `key TAB hex(UTF-8 text)` lines, so tabs and newlines in the text are safe; scores come
     back as Python's repr(float), which Java parses to the same double.
 
-    The program runs with $PYSPARK_PYTHON (default python3): on a cluster that interpreter
-    needs `vaderSentiment` on every executor, as any PySpark UDF would. -#}
+    The program runs with $PYSPARK_PYTHON (default python3), as read where dbt compiles, in
+    each executor's working directory and environment: with a local Spark that is this process's,
+    so the interpreter's own vaderSentiment is used. On a cluster the path must exist on every
+    executor, and the package comes with the job: the spark_cluster target ships it as
+    spark.archives=<zip>#vader with PYTHONPATH=vader in the executors' environment (profiles.yml,
+    preftools/spark_cluster.py), so the executors' Python needs nothing but its standard library. -#}
 {% macro spark_vader_compound(relation, key_column, text_column, score_column='critique_sentiment') -%}
     {%- set python = env_var('PYSPARK_PYTHON', 'python3') -%}
     {%- set program -%}

@@ -13,9 +13,15 @@
     {%- if seed_table is none and target.type != 'duckdb' %}
         {{- exceptions.raise_compiler_error('Load the seed first: dbt seed -s ultrafeedback_aspects') }}
     {%- endif %}
+    {#- the CSV by its absolute path where the graph gives it (dbt may run from another folder
+        with --project-dir); a unit test has no graph: relative to the working directory -#}
+    {%- set seed_node = (graph.get('nodes') or {}).get('seed.' ~ project_name ~ '.ultrafeedback_aspects') %}
+    {%- set seed_path = (seed_node.root_path ~ '/' ~ seed_node.original_file_path) if seed_node
+                        else 'seeds/ultrafeedback_aspects.csv' %}
+    {%- set seed_csv = "read_csv(" ~ sql_string(seed_path) ~ ")" %}
     {%- set seed_rows = run_query(
         'select aspect, rating_column, scale_min, scale_max from '
-        ~ (seed_table or "read_csv('seeds/ultrafeedback_aspects.csv')") ~ ' order by aspect'
+        ~ (seed_table or seed_csv) ~ ' order by aspect'
     ) %}
     {%- for row in seed_rows %}
         {%- do aspects.append({
