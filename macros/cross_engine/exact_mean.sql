@@ -12,8 +12,3 @@
 {% macro spark__exact_mean(expr) -%}
     cast(sum(cast({{ expr }} as decimal(38, 12))) as double) / nullif(count({{ expr }}), 0)
 {%- endmacro %}
-
-{#- The sum of a non-integer expression, order-independent as exact_mean is. -#}
-{% macro exact_sum(expr) -%}
-    cast(sum(cast({{ expr }} as decimal(38, 12))) as double)
-{%- endmacro %}
