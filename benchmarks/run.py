@@ -45,10 +45,11 @@ from pathlib import Path
 
 import duckdb
 
+from preftools.processes import tree_rss
+
 REPO = Path(__file__).resolve().parents[1]
 PYTHON = sys.executable
 DBT = str(Path(sys.executable).parent / "dbt")
-PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
 SAMPLE_SECONDS = 0.05
 
 # Targets of issue 7 (reported, not asserted).
@@ -67,36 +68,9 @@ REFERENCE_MARTS = ("ultrafeedback_curated", "ultrafeedback_completion_scores", "
 
 # ----------------------------------------------------------------------------- measuring
 
-def _children_map() -> dict[int, list[int]]:
-    """ppid -> pids, from /proc/<pid>/stat (the kernel here has no /proc/<pid>/task/*/children)."""
-    children: dict[int, list[int]] = {}
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat", "rb") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        # the command name is in parentheses and may hold spaces: split after the last ')'
-        ppid = int(stat[stat.rindex(b")") + 2:].split(b" ", 2)[1])
-        children.setdefault(ppid, []).append(int(entry.name))
-    return children
-
-
 def tree_rss_bytes(root: int) -> int:
     """Resident set size of ``root`` and all its descendants, summed."""
-    children = _children_map()
-    total, stack = 0, [root]
-    while stack:
-        pid = stack.pop()
-        stack.extend(children.get(pid, ()))
-        try:
-            with open(f"/proc/{pid}/statm") as f:
-                total += int(f.read().split()[1]) * PAGE_SIZE
-        except OSError:
-            pass
-    return total
+    return tree_rss(root)
 
 
 @dataclass

@@ -38,8 +38,9 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from preftools.processes import proc_table, tree_rss
+
 HOST = "127.0.0.1"
-PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
 # The name the archive is unpacked under in each executor's working directory
 # (spark.archives=<zip>#vader) and so the PYTHONPATH entry of the executors (profiles.yml).
 VADER_ARCHIVE_ALIAS = "vader"
@@ -109,29 +110,11 @@ def _die_with_parent() -> None:
         pass
 
 
-def _proc_table() -> dict[int, tuple[int, int, int]]:
-    """pid -> (ppid, session id, rss bytes), one pass over /proc."""
-    table = {}
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat", "rb") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        # the command name is in parentheses and may hold spaces: split after the last ')'
-        fields = stat[stat.rindex(b")") + 2:].split(b" ")
-        # fields[0] state, [1] ppid, [2] pgrp, [3] session, ..., [21] rss in pages
-        table[int(entry.name)] = (int(fields[1]), int(fields[3]), int(fields[21]) * PAGE_SIZE)
-    return table
-
-
 def session_processes(session_ids) -> list[int]:
     """Live processes (not zombies' leftovers of ours) in any of ``session_ids``."""
     wanted = set(session_ids)
     alive = []
-    for pid, (_, sid, _) in _proc_table().items():
+    for pid, (_, sid, _) in proc_table().items():
         if sid in wanted:
             try:
                 state = Path(f"/proc/{pid}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
@@ -140,18 +123,6 @@ def session_processes(session_ids) -> list[int]:
             if state != b"Z":
                 alive.append(pid)
     return sorted(alive)
-
-
-def tree_rss(table: dict[int, tuple[int, int, int]], root: int) -> int:
-    children: dict[int, list[int]] = {}
-    for pid, (ppid, _, _) in table.items():
-        children.setdefault(ppid, []).append(pid)
-    total, stack = 0, [root]
-    while stack:
-        pid = stack.pop()
-        stack.extend(children.get(pid, ()))
-        total += table.get(pid, (0, 0, 0))[2]
-    return total
 
 
 class PeakRss:
@@ -170,10 +141,10 @@ class PeakRss:
         self.peaks.setdefault(name, 0)
 
     def sample(self) -> None:
-        table = _proc_table()
+        table = proc_table()
         for name, root in list(self.roots.items()):
             if root in table:
-                self.peaks[name] = max(self.peaks[name], tree_rss(table, root))
+                self.peaks[name] = max(self.peaks[name], tree_rss(root, table))
 
     def _run(self) -> None:
         while not self._stop.is_set():

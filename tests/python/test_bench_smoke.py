@@ -134,9 +134,12 @@ def test_tree_rss_counts_descendants():
 
 
 def _descendants(root: int) -> list[int]:
-    from benchmarks.run import _children_map
+    from preftools.processes import proc_table
 
-    children, out, stack = _children_map(), [], [root]
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _, _) in proc_table().items():
+        children.setdefault(ppid, []).append(pid)
+    out, stack = [], [root]
     while stack:
         for pid in children.get(stack.pop(), ()):
             out.append(pid)
