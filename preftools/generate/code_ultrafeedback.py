@@ -1,13 +1,14 @@
 """coseal/CodeUltraFeedback and RLHFlow/CodeUltraFeedback-standard: vocabularies, the coseal
 rows with their planted quirks, and the published processing script that turns them into
-RLHFlow's pairs."""
+RLHFlow's pairs.  The random draws are made for all rows at once, the rows themselves are built
+(and run through the script, and written) a chunk at a time."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -17,14 +18,16 @@ from preftools import contract
 from preftools.generate.common import (
     RATING_STR,
     GenerationRun,
+    LazyStrings,
     TextBank,
-    concat,
+    lazy_concat,
+    lazy_map,
+    lazy_options,
     n_planted,
     progress_bar,
     rng_for,
-    take_strings,
 )
-from preftools.generate.writer import write_and_record
+from preftools.generate.writer import ShardedParquetWriter, record_dataset, write_chunk_rows
 
 MODELS_PER_ROW = 4
 
@@ -79,23 +82,41 @@ class CodeQuirkPlan:
 
 @dataclass(frozen=True)
 class CodeTexts:
-    instruction: list[str]  # per row
-    responses: list[str]  # per (row, model): 4 * row + model
-    rationales: list[str]  # per (row, model)
+    """The texts of rows ``first ..``: ``instruction[i - first]`` per row ``i``,
+    ``responses`` / ``rationales[4 * (i - first) + model]`` per (row, model)."""
+
+    instruction: list[str]
+    responses: list[str]
+    rationales: list[str]
+    first: int = 0
 
 
-def _texts(rng, bank: TextBank, n_rows: int, text_factor: float) -> CodeTexts:
-    instruction = concat(
-        take_strings(CODE_INSTRUCTION_PREFIX, rng.integers(0, len(CODE_INSTRUCTION_PREFIX), n_rows)), " ",
-        pc.utf8_lower(bank.sentences(rng, n_rows, 1, 3, text_factor)),
-    ).to_pylist()
+@dataclass(frozen=True)
+class LazyCodeTexts:
+    """The texts of all rows, built a chunk of rows at a time."""
+
+    instruction: LazyStrings  # per row
+    responses: LazyStrings  # per (row, model): 4 * row + model
+    rationales: LazyStrings  # per (row, model)
+
+    def of_rows(self, first: int, stop: int) -> CodeTexts:
+        rows, responses = np.arange(first, stop), np.arange(MODELS_PER_ROW * first, MODELS_PER_ROW * stop)
+        return CodeTexts(self.instruction.at(rows).to_pylist(), self.responses.at(responses).to_pylist(),
+                         self.rationales.at(responses).to_pylist(), first)
+
+
+def _texts(rng, bank: TextBank, n_rows: int, text_factor: float) -> LazyCodeTexts:
+    instruction = lazy_concat(
+        lazy_options(CODE_INSTRUCTION_PREFIX, rng.integers(0, len(CODE_INSTRUCTION_PREFIX), n_rows)), " ",
+        lazy_map(pc.utf8_lower, bank.lazy_sentences(rng, n_rows, 1, 3, text_factor)),
+    )
     n_responses = MODELS_PER_ROW * n_rows
-    intro = bank.sentences(rng, n_responses, 1, 3, text_factor)
-    outro = bank.sentences(rng, n_responses, 2, 6, text_factor)
-    snippet = take_strings(CODE_SNIPPETS, rng.integers(0, len(CODE_SNIPPETS), n_responses))
-    responses = concat(intro, "\n\n```\n", snippet, "\n```\n\n", outro).to_pylist()
-    rationales = bank.sentences(rng, n_responses, 1, 3, text_factor).to_pylist()
-    return CodeTexts(instruction, responses, rationales)
+    intro = bank.lazy_sentences(rng, n_responses, 1, 3, text_factor)
+    outro = bank.lazy_sentences(rng, n_responses, 2, 6, text_factor)
+    snippet = lazy_options(CODE_SNIPPETS, rng.integers(0, len(CODE_SNIPPETS), n_responses))
+    responses = lazy_concat(intro, "\n\n```\n", snippet, "\n```\n\n", outro)
+    rationales = bank.lazy_sentences(rng, n_responses, 1, 3, text_factor)
+    return LazyCodeTexts(instruction, responses, rationales)
 
 
 def _ratings(rng, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
@@ -144,11 +165,13 @@ def _row(i: int, preference: str, models: list[str], ratings: np.ndarray, order:
         ratings[order[-1]] = ratings[order[-1]] if ratings[order[-1]] != "N/A" else "3"
         ratings[order[1]] = "N/A"
 
+    at = i - texts.first  # the row's place in ``texts``
+
     def annotation(k: int) -> dict:
         rating = ratings[k]
         reason = CODE_RATIONALE[int(rating) - 1] if rating in RATING_STR else RATIONALE_UNDETERMINED
         return {"model": models[k], "rating": str(rating),
-                "rationale": reason + " " + texts.rationales[MODELS_PER_ROW * i + k]}
+                "rationale": reason + " " + texts.rationales[MODELS_PER_ROW * at + k]}
 
     annotations = [annotation(k) for k in order]
     if i in plan.empty_annotations:
@@ -156,10 +179,10 @@ def _row(i: int, preference: str, models: list[str], ratings: np.ndarray, order:
     elif i in plan.missing_annotation:
         annotations = annotations[:-1]
     return {
-        "instruction": texts.instruction[i],
+        "instruction": texts.instruction[at],
         "preference": preference,
         "models": models,
-        "responses": [{"model": models[k], "response": texts.responses[MODELS_PER_ROW * i + k]}
+        "responses": [{"model": models[k], "response": texts.responses[MODELS_PER_ROW * at + k]}
                       for k in range(MODELS_PER_ROW)],
         "annotations": annotations,
     }
@@ -180,8 +203,10 @@ def _stats(rows: list[dict]) -> dict:
     }
 
 
-def code_rows(bank: TextBank, seed: int, n_rows: int, text_factor: float) -> tuple[list[dict], dict]:
-    """The coseal rows (as dicts in the schema's shape) and the counts of their planted quirks."""
+def code_row_chunks(bank: TextBank, seed: int, n_rows: int, text_factor: float,
+                    chunk_rows: int) -> Iterator[list[dict]]:
+    """The coseal rows (as dicts in the schema's shape), ``chunk_rows`` at a time; all random
+    draws are made before the first chunk."""
     rng = rng_for(seed, "code")
     n_preferences = len(contract.CODE_ULTRAFEEDBACK_PREFERENCES)
     preference = np.repeat(np.arange(n_preferences), int(math.ceil(n_rows / n_preferences)))[:n_rows]
@@ -191,11 +216,19 @@ def code_rows(bank: TextBank, seed: int, n_rows: int, text_factor: float) -> tup
     ratings, annotation_order = _ratings(rng, n_rows)
     plan = _quirk_plan(rng, n_rows)
     _plant_invalid_ratings(rng, ratings)
-    rows = [
-        _row(i, contract.CODE_ULTRAFEEDBACK_PREFERENCES[preference[i]], [CODE_MODELS[j] for j in models[i]],
-             ratings[i], list(annotation_order[i]), texts, plan)
-        for i in range(n_rows)
-    ]
+    for first in range(0, n_rows, chunk_rows):
+        stop = min(n_rows, first + chunk_rows)
+        chunk_texts = texts.of_rows(first, stop)
+        yield [
+            _row(i, contract.CODE_ULTRAFEEDBACK_PREFERENCES[preference[i]], [CODE_MODELS[j] for j in models[i]],
+                 ratings[i], list(annotation_order[i]), chunk_texts, plan)
+            for i in range(first, stop)
+        ]
+
+
+def code_rows(bank: TextBank, seed: int, n_rows: int, text_factor: float) -> tuple[list[dict], dict]:
+    """The coseal rows (as dicts in the schema's shape) and the counts of their planted quirks."""
+    rows = [row for chunk in code_row_chunks(bank, seed, n_rows, text_factor, max(1, n_rows)) for row in chunk]
     return rows, _stats(rows)
 
 
@@ -224,6 +257,17 @@ def published_script_pairs(rows: Iterable[dict]) -> tuple[list[dict], list[dict]
     """
     data: list[dict] = []
     skipped: list[dict] = []
+    for row_data, skip in script_pairs_by_row(rows):
+        if skip is not None:
+            skipped.append(skip)
+        else:
+            data.extend(row_data)
+    return data, skipped
+
+
+def script_pairs_by_row(rows: Iterable[dict]) -> Iterator[tuple[list[dict], dict | None]]:
+    """:func:`published_script_pairs` row by row (``rows`` is consumed as it goes): per row its
+    pairs and ``None``, or ``[]`` and the ``{"row", "error"}`` record of a skipped row."""
     _unset = object()
     rating: Any = _unset  # module-level in the original script: carried across rows
     for i, example in enumerate(rows):
@@ -291,10 +335,9 @@ def published_script_pairs(rows: Iterable[dict]) -> tuple[list[dict], list[dict]
                 row_data.append({"rejected": rejected_message, "chosen": chosen_message,
                                  "rejected_score": rejected_rating, "chosen_score": chosen_rating})
         except (KeyError, NameError, TypeError) as exc:  # TypeError: a NULL list or rating (--bad-rate)
-            skipped.append({"row": i, "error": type(exc).__name__})
+            yield [], {"row": i, "error": type(exc).__name__}
             continue
-        data.extend(row_data)
-    return data, skipped
+        yield row_data, None
 
 
 # ======================================================================================
@@ -302,16 +345,55 @@ def published_script_pairs(rows: Iterable[dict]) -> tuple[list[dict], list[dict]
 # ======================================================================================
 def generate_code_ultrafeedback(run: GenerationRun, n_rows: int, manifest: dict) -> None:
     """Write the coseal rows and RLHFlow's pairs made from them (the wanted ones of the two);
-    note the planted quirks and the script's skipped rows in ``manifest``."""
-    rows, stats = code_rows(run.bank, run.seed, n_rows, run.text_factor)
-    if "code_ultrafeedback" in run.wanted:
-        schema = contract.DATASETS_BY_KEY["code_ultrafeedback"].schema
-        write_and_record(run.out_dir, manifest, "code_ultrafeedback", pa.Table.from_pylist(rows, schema=schema))
-    pairs, skipped = published_script_pairs(progress_bar(rows, len(rows), "code pairs", run.progress))
+    note the planted quirks and the script's skipped rows in ``manifest``.
+
+    The rows are built a chunk at a time; each chunk is written, counted and run through the
+    script (whose state carries over from row to row) before the next one is built, and the
+    pairs are written whenever a chunk's worth of them has come together."""
+    code, standard = (contract.DATASETS_BY_KEY[k] for k in ("code_ultrafeedback", "code_ultrafeedback_standard"))
+    code_writer = ShardedParquetWriter(run.out_dir, code, n_rows) if code.key in run.wanted else None
+    pairs_writer = ShardedParquetWriter(run.out_dir, standard, None) if standard.key in run.wanted else None
+    stats: dict[str, Any] = {}
+
+    def rows() -> Iterator[dict]:
+        for chunk in code_row_chunks(run.bank, run.seed, n_rows, run.text_factor, write_chunk_rows(code.key)):
+            for name, count in _stats(chunk).items():
+                stats[name] = stats.get(name, 0) + count
+            if code_writer is not None:
+                code_writer.write(pa.Table.from_pylist(chunk, schema=code.schema))
+            yield from chunk
+
+    pair_chunk_rows = write_chunk_rows(standard.key)
+    pending: list[dict] = []  # pairs not written yet (fewer than pair_chunk_rows after each row)
+    n_pairs = 0
+    skipped: list[dict] = []
+    try:
+        for row_pairs, skip in script_pairs_by_row(progress_bar(rows(), n_rows, "code pairs", run.progress)):
+            if skip is not None:
+                skipped.append(skip)
+                continue
+            n_pairs += len(row_pairs)
+            if pairs_writer is None:
+                continue
+            pending.extend(row_pairs)
+            if len(pending) >= pair_chunk_rows:
+                full = len(pending) // pair_chunk_rows * pair_chunk_rows
+                pairs_writer.write(pa.Table.from_pylist(pending[:full], schema=standard.schema))
+                del pending[:full]
+        if pairs_writer is not None and pending:
+            pairs_writer.write(pa.Table.from_pylist(pending, schema=standard.schema))
+    finally:
+        for writer in (code_writer, pairs_writer):
+            if writer is not None:
+                writer.close()
+    if not n_rows:  # no chunk: the counts of an empty list of rows
+        stats = _stats([])
+    if code_writer is not None:
+        code_writer.finish()
+        record_dataset(manifest, code.key, code_writer.relative_paths(), n_rows)
+    if pairs_writer is not None:
+        pairs_writer.finish()
+        record_dataset(manifest, standard.key, pairs_writer.relative_paths(), n_pairs)
     stats["script_rows_skipped"] = skipped
-    stats["script_pairs"] = len(pairs)
+    stats["script_pairs"] = n_pairs
     manifest["code_ultrafeedback_planted"] = stats
-    if "code_ultrafeedback_standard" in run.wanted:
-        schema = contract.DATASETS_BY_KEY["code_ultrafeedback_standard"].schema
-        write_and_record(run.out_dir, manifest, "code_ultrafeedback_standard",
-                         pa.Table.from_pylist(pairs, schema=schema))

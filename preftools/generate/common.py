@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 import pyarrow as pa
@@ -143,6 +143,12 @@ def replace_at(strings: pa.Array, edits: dict[int, str]) -> pa.Array:
 def prefixed_by_source(rng: np.random.Generator, source_index: np.ndarray, sources: tuple[str, ...],
                        prefixes: dict[str, tuple[str, ...]]) -> pa.Array:
     """For each row, one of the instruction prefixes of its source (``sources[source_index]``)."""
+    return lazy_prefixed_by_source(rng, source_index, sources, prefixes).all()
+
+
+def lazy_prefixed_by_source(rng: np.random.Generator, source_index: np.ndarray, sources: tuple[str, ...],
+                            prefixes: dict[str, tuple[str, ...]]) -> LazyStrings:
+    """:func:`prefixed_by_source`, built when asked for (the draws are made now)."""
     options: list[str] = []
     chosen = np.zeros(len(source_index), np.int64)
     for position, source in enumerate(sources):
@@ -150,7 +156,111 @@ def prefixed_by_source(rng: np.random.Generator, source_index: np.ndarray, sourc
         options.extend(prefixes[source])
         rows = source_index == position
         chosen[rows] = first_option + rng.integers(0, len(prefixes[source]), rows.sum())
-    return take_strings(options, chosen)
+    return lazy_options(options, chosen)
+
+
+# ======================================================================================
+# lazy string columns (writing in bounded memory)
+# ======================================================================================
+class LazyStrings:
+    """A column of ``n`` strings whose texts are only built for the positions asked for.
+
+    The random draws that define the strings are made when the column is created (in the
+    order the generator has always made them, so the output does not change), and kept as
+    small numeric arrays; the texts are cut from the text bank and assembled by :meth:`at`,
+    a chunk of rows at a time, so that a dataset never has to be held in memory whole.
+    Every operation is element-wise: ``at(positions)`` equals ``all().take(positions)``.
+    """
+
+    def __init__(self, n: int, build: Callable[[np.ndarray], pa.Array]):
+        self.n = int(n)
+        self._build = build
+
+    def __len__(self) -> int:
+        return self.n
+
+    def at(self, positions: np.ndarray) -> pa.Array:
+        """The strings at ``positions`` (int array), as a string array."""
+        return self._build(np.asarray(positions, np.int64))
+
+    def all(self) -> pa.Array:
+        return self.at(np.arange(self.n))
+
+    def __getitem__(self, position: int) -> pa.Scalar:
+        return self.at(np.array([int(position)]))[0]
+
+
+def lazy_options(options: Iterable[str | None], indices: np.ndarray) -> LazyStrings:
+    """``options[indices[i]]`` (:func:`take_strings`), lazily."""
+    option_array = pa.array(list(options), pa.string())
+    return LazyStrings(len(indices), lambda at: pc.take(option_array, pa.array(indices[at], pa.int64())))
+
+
+def lazy_ints(values: np.ndarray) -> LazyStrings:
+    """Integers as decimal strings (:func:`int_strings`), lazily."""
+    return LazyStrings(len(values), lambda at: int_strings(values[at]))
+
+
+def lazy_concat(*parts: LazyStrings | str) -> LazyStrings:
+    """Element-wise concatenation (:func:`concat`) of lazy columns and python strings."""
+    n = next(len(p) for p in parts if isinstance(p, LazyStrings))
+    return LazyStrings(n, lambda at: concat(*(p.at(at) if isinstance(p, LazyStrings) else p for p in parts)))
+
+
+def lazy_map(function: Callable[[pa.Array], pa.Array], strings: LazyStrings) -> LazyStrings:
+    """An element-wise function of a lazy column."""
+    return LazyStrings(len(strings), lambda at: function(strings.at(at)))
+
+
+def lazy_gather(strings: LazyStrings, index: np.ndarray) -> LazyStrings:
+    """``strings[index[i]]`` for every ``i``."""
+    return LazyStrings(len(index), lambda at: strings.at(index[at]))
+
+
+def lazy_select(choice: np.ndarray, parts: list[LazyStrings], index: np.ndarray | None = None) -> LazyStrings:
+    """Element ``i`` is ``parts[choice[i]][index[i]]`` (``index`` defaults to ``i``); only the
+    chosen part is built for each element (like ``pc.if_else`` / ``pc.choose``, same values)."""
+    choice = np.asarray(choice, np.int64)
+
+    def build(at: np.ndarray) -> pa.Array:
+        chosen = choice[at]
+        source = at if index is None else index[at]
+        pieces, placed = [], []
+        for k, part in enumerate(parts):
+            rows = np.flatnonzero(chosen == k)
+            pieces.append(part.at(source[rows]))
+            placed.append(rows)
+        inverse = np.empty(len(at), np.int64)
+        inverse[np.concatenate(placed)] = np.arange(len(at))
+        return pc.take(pa.concat_arrays(pieces), pa.array(inverse))
+
+    return LazyStrings(len(choice), build)
+
+
+def lazy_replaced(strings: LazyStrings, edits: dict[int, str]) -> LazyStrings:
+    """``strings`` with the entries at the positions of ``edits`` replaced (:func:`replace_at`)."""
+    if not edits:
+        return strings
+    edited = np.array(sorted(edits), np.int64)
+
+    def build(at: np.ndarray) -> pa.Array:
+        hits = np.flatnonzero(np.isin(at, edited))
+        return replace_at(strings.at(at), {int(j): edits[int(at[j])] for j in hits})
+
+    return LazyStrings(len(strings), build)
+
+
+def lazy_joined(items: LazyStrings, offsets: np.ndarray, separator: str) -> LazyStrings:
+    """Per owner ``i``: its items ``offsets[i] .. offsets[i + 1] - 1`` joined by ``separator``
+    (``pc.binary_join`` over a list array with these offsets)."""
+
+    def build(at: np.ndarray) -> pa.Array:
+        layout = segments(offsets[at + 1] - offsets[at])
+        item = offsets[at][layout.owner] + layout.position
+        return pc.binary_join(pa.ListArray.from_arrays(pa.array(layout.offsets, pa.int32()), items.at(item)),
+                              separator)
+
+    return LazyStrings(len(offsets) - 1, build)
 
 
 # ======================================================================================
@@ -249,21 +359,34 @@ class TextBank:
         return arr.cast(pa.string())
 
     def sentences(self, rng: np.random.Generator, n: int, lo: int, hi: int, factor: float = 1.0) -> pa.Array:
+        return self.lazy_sentences(rng, n, lo, hi, factor).all()
+
+    def lazy_sentences(self, rng: np.random.Generator, n: int, lo: int, hi: int,
+                       factor: float = 1.0) -> LazyStrings:
+        """:meth:`sentences`, cut out when asked for (the draws are made now)."""
         lo = max(1, int(round(lo * factor)))
         hi = max(lo, int(round(hi * factor)))
         n_sentences = rng.integers(lo, hi + 1, n)
         first = rng.integers(0, self.n_sent - hi - 1, n)
         start = self.sent_start[first]
         end = self.sent_start[first + n_sentences] - 1  # drop the trailing space
-        return self._view(self.sent_buf, self._sent_pa, start, end)
+        return LazyStrings(n, lambda at: self._view(self.sent_buf, self._sent_pa, start[at], end[at]))
 
     def long_text(self, rng: np.random.Generator, n: int, lo: int, hi: int, factor: float = 1.0) -> pa.Array:
         """Two independent slices joined by a blank line (keeps texts distinct)."""
-        first = self.sentences(rng, n, (lo + 1) // 2, (hi + 1) // 2, factor)
-        second = self.sentences(rng, n, lo // 2 or 1, hi // 2 or 1, factor)
-        return pc.binary_join_element_wise(first, second, "\n\n")
+        return self.lazy_long_text(rng, n, lo, hi, factor).all()
+
+    def lazy_long_text(self, rng: np.random.Generator, n: int, lo: int, hi: int,
+                       factor: float = 1.0) -> LazyStrings:
+        first = self.lazy_sentences(rng, n, (lo + 1) // 2, (hi + 1) // 2, factor)
+        second = self.lazy_sentences(rng, n, lo // 2 or 1, hi // 2 or 1, factor)
+        return LazyStrings(n, lambda at: pc.binary_join_element_wise(first.at(at), second.at(at), "\n\n"))
 
     def phrases(self, rng: np.random.Generator, n: int, lo: int, hi: int) -> pa.Array:
+        return self.lazy_phrases(rng, n, lo, hi).all()
+
+    def lazy_phrases(self, rng: np.random.Generator, n: int, lo: int, hi: int) -> LazyStrings:
+        """:meth:`phrases`, cut out when asked for (the draws are made now)."""
         n_words = rng.integers(lo, hi + 1, n)
         first = rng.integers(0, self.n_words - hi - 1, n)
         start = self.phr_start[first]
@@ -274,4 +397,4 @@ class TextBank:
             n_words = np.where(too_short, n_words + 1, n_words)
             end = self.phr_start[first + n_words] - 1
             too_short = end - start <= 12
-        return self._view(self.phr_buf, self._phr_pa, start, end)
+        return LazyStrings(n, lambda at: self._view(self.phr_buf, self._phr_pa, start[at], end[at]))

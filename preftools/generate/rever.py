@@ -1,6 +1,10 @@
 """OpenRubrics ReVeR-Traces-Rubric and ReVeR-Traces-Judge: vocabularies, the numeric plan of
 the pairs (sources, rubric items, scores, trajectory styles, planted integrity breaks), and
-the build of the rubric rows and the judge trajectories (two per rubric) from it."""
+the build of the rubric rows and the judge trajectories (two per rubric) from it.
+
+Every random draw is made up front (numeric arrays, :class:`~.common.LazyStrings`); the rows
+of both files are then built and written a chunk at a time, the judge file in its shuffled
+file order, so memory does not grow with the scale."""
 
 from __future__ import annotations
 
@@ -14,20 +18,26 @@ import pyarrow.compute as pc
 from preftools import contract
 from preftools.generate.common import (
     GenerationRun,
+    LazyStrings,
     Segments,
     TextBank,
-    concat,
-    int_strings,
     json_escape,
+    lazy_concat,
+    lazy_gather,
+    lazy_ints,
+    lazy_joined,
+    lazy_map,
+    lazy_options,
+    lazy_prefixed_by_source,
+    lazy_replaced,
+    lazy_select,
     n_planted,
-    prefixed_by_source,
-    replace_at,
     rng_for,
     segments,
     take_strings,
 )
 from preftools.generate.ultrafeedback import UltraFeedbackLink
-from preftools.generate.writer import write_and_record
+from preftools.generate.writer import write_in_chunks
 
 # --------------------------------------------------------------------------------------
 # vocabularies
@@ -314,10 +324,10 @@ def _plan_breaks(rng, n_with_rubric: int, n_pairs: int, items: RubricItems,
 # ======================================================================================
 @dataclass(frozen=True)
 class PairTexts:
-    ids: pa.Array
-    instruction: pa.Array
-    chosen: pa.Array
-    rejected: pa.Array
+    ids: LazyStrings
+    instruction: LazyStrings
+    chosen: LazyStrings
+    rejected: LazyStrings
     links: list[dict]  # manifest rever.ultrafeedback_links
 
 
@@ -326,23 +336,21 @@ def _pair_texts(rng, bank: TextBank, plan: ReverPlan, links: list[UltraFeedbackL
     """Each pair's id, instruction and the two responses; the pairs built from UltraFeedback
     take the instruction (in one of a few spellings) and two completions of their row."""
     n = plan.n_pairs
-    ids = concat(take_strings(contract.REVER_SOURCES, plan.source), ":", int_strings(plan.number_in_source))
-    prefix = prefixed_by_source(rng, plan.source, contract.REVER_SOURCES, REVER_INSTRUCTION_PREFIX)
-    instruction = concat(prefix, " ", pc.utf8_lower(bank.sentences(rng, n, 1, 3, text_factor)))
-    chosen = bank.long_text(rng, n, 6, 14, text_factor)
-    rejected = bank.long_text(rng, n, 4, 12, text_factor)
+    ids = lazy_concat(lazy_options(contract.REVER_SOURCES, plan.source), ":", lazy_ints(plan.number_in_source))
+    prefix = lazy_prefixed_by_source(rng, plan.source, contract.REVER_SOURCES, REVER_INSTRUCTION_PREFIX)
+    instruction = lazy_concat(prefix, " ", lazy_map(pc.utf8_lower, bank.lazy_sentences(rng, n, 1, 3, text_factor)))
+    chosen = bank.lazy_long_text(rng, n, 6, 14, text_factor)
+    rejected = bank.lazy_long_text(rng, n, 4, 12, text_factor)
     linked = np.flatnonzero(plan.link_of >= 0)
     if not len(linked):
         return PairTexts(ids, instruction, chosen, rejected, [])
     linked_pairs = [_linked_pair(rng, links[plan.link_of[pair]]) for pair in linked]
-    mask = np.zeros(n, bool)
-    mask[linked] = True
 
-    def replaced(strings: pa.Array, texts: list[str]) -> pa.Array:
-        return pc.replace_with_mask(strings, pa.array(mask), pa.array(texts, pa.string()))
+    def replaced(strings: LazyStrings, texts: list[str]) -> LazyStrings:
+        return lazy_replaced(strings, dict(zip(linked.tolist(), texts)))
 
     link_records = [{"id": pair_id, **linked_pair.record}
-                    for pair_id, linked_pair in zip(pc.take(ids, pa.array(linked)).to_pylist(), linked_pairs)]
+                    for pair_id, linked_pair in zip(ids.at(linked).to_pylist(), linked_pairs)]
     return PairTexts(ids,
                      replaced(instruction, [p.instruction for p in linked_pairs]),
                      replaced(chosen, [p.chosen for p in linked_pairs]),
@@ -384,34 +392,47 @@ def _linked_pair(rng, link: UltraFeedbackLink) -> LinkedPair:
     return LinkedPair(text, link.responses[a], link.responses[b], record)
 
 
-def _criteria(rng, bank: TextBank, items: RubricItems) -> pa.Array:
+def _criteria(rng, bank: TextBank, items: RubricItems) -> LazyStrings:
     """Each item's criterion: a Hard Rule or Principle template, a phrase and its label."""
     n = items.layout.total
     template = np.where(items.is_hard, rng.integers(0, len(HARD_TEMPLATES), n),
                         len(HARD_TEMPLATES) + rng.integers(0, len(PRINCIPLE_TEMPLATES), n))
-    return concat(take_strings(HARD_TEMPLATES + PRINCIPLE_TEMPLATES, template), " ", bank.phrases(rng, n, 2, 5),
-                  take_strings([". [Principle]", ". [Hard Rule]"], items.is_hard.astype(np.int64)))
+    return lazy_concat(lazy_options(HARD_TEMPLATES + PRINCIPLE_TEMPLATES, template), " ",
+                       bank.lazy_phrases(rng, n, 2, 5),
+                       lazy_options([". [Principle]", ". [Hard Rule]"], items.is_hard.astype(np.int64)))
 
 
-def _rubric_table(rng, bank: TextBank, plan: ReverPlan, pairs: PairTexts, criterion: pa.Array,
-                  text_factor: float) -> pa.Table:
-    """One row per pair with a rubric: the rubric prompt and the model's numbered rubric."""
-    n, n_pairs = plan.n_with_rubric, plan.n_pairs
+@dataclass(frozen=True)
+class RubricTexts:
+    """The two messages of each pair's rubric row."""
+
+    user: LazyStrings  # the rubric prompt
+    assistant: LazyStrings  # the model's numbered rubric
+
+
+def _rubric_texts(rng, bank: TextBank, plan: ReverPlan, pairs: PairTexts, criterion: LazyStrings,
+                  text_factor: float) -> RubricTexts:
     layout = plan.items.layout
-    numbered_items = pa.ListArray.from_arrays(pa.array(layout.offsets, pa.int32()),
-                                              concat(int_strings(layout.position + 1), ". ", criterion))
-    user = concat(RUBRIC_PROMPT_HEAD, pairs.instruction, RUBRIC_PROMPT_TAIL)
-    assistant = concat("<think>\n", bank.sentences(rng, n_pairs, 3, 8, text_factor),
-                       "\n</think>\n\nHere is the rubric:\n\n", pc.binary_join(numbered_items, "\n"))
-    rows = np.arange(n)
+    numbered_items = lazy_joined(lazy_concat(lazy_ints(layout.position + 1), ". ", criterion), layout.offsets, "\n")
+    user = lazy_concat(RUBRIC_PROMPT_HEAD, pairs.instruction, RUBRIC_PROMPT_TAIL)
+    assistant = lazy_concat("<think>\n", bank.lazy_sentences(rng, plan.n_pairs, 3, 8, text_factor),
+                            "\n</think>\n\nHere is the rubric:\n\n", numbered_items)
+    return RubricTexts(user, assistant)
+
+
+def _rubric_table(plan: ReverPlan, pairs: PairTexts, texts: RubricTexts, rows: np.ndarray) -> pa.Table:
+    """The rubric rows ``rows`` (pairs with a rubric): one row per pair, the rubric prompt and
+    the model's numbered rubric."""
+    n = len(rows)
     schema = contract.REVER_RUBRIC_SCHEMA
+    local = np.arange(n)
     messages = pa.StructArray.from_arrays(
         [pa.array(["user", "assistant"] * n, pa.string()),
-         pc.take(pa.chunked_array([user, assistant]).combine_chunks(),
-                 pa.array(np.stack([rows, rows + n_pairs], 1).ravel()))],
+         pc.take(pa.concat_arrays([texts.user.at(rows), texts.assistant.at(rows)]),
+                 pa.array(np.stack([local, local + n], 1).ravel()))],
         fields=list(schema.field("messages").type.value_type))
     return pa.Table.from_arrays(
-        [pc.take(pairs.ids, pa.array(rows)), take_strings(contract.REVER_SOURCES, plan.source[:n]),
+        [pairs.ids.at(rows), take_strings(contract.REVER_SOURCES, plan.source[rows]),
          pa.ListArray.from_arrays(pa.array(np.arange(0, 2 * n + 1, 2), pa.int32()), messages,
                                   type=schema.field("messages").type)],
         schema=schema)
@@ -424,18 +445,18 @@ def _rubric_table(rng, bank: TextBank, plan: ReverPlan, pairs: PairTexts, criter
 class JudgeTexts:
     """The message texts of every trajectory ``t`` (pair ``t // 2``, chosen when ``t`` is even)."""
 
-    user: pa.Array
-    think: pa.Array
-    tool_call: pa.Array
-    tool_output: pa.Array
-    final_with_tool: pa.Array  # the verdict message after a tool call
-    final_plain: pa.Array  # the verdict message without one
+    user: LazyStrings
+    think: LazyStrings
+    tool_call: LazyStrings
+    tool_output: LazyStrings
+    final_with_tool: LazyStrings  # the verdict message after a tool call
+    final_plain: LazyStrings  # the verdict message without one
 
     def final(self, trajectory: int, uses_tool: bool) -> str:
         return (self.final_with_tool if uses_tool else self.final_plain)[trajectory].as_py()
 
 
-def _judge_texts(rng, bank: TextBank, plan: ReverPlan, pairs: PairTexts, criterion: pa.Array,
+def _judge_texts(rng, bank: TextBank, plan: ReverPlan, pairs: PairTexts, criterion: LazyStrings,
                  text_factor: float) -> JudgeTexts:
     n_trajectories = 2 * plan.n_pairs
     items, styles = plan.items, plan.styles
@@ -444,45 +465,46 @@ def _judge_texts(rng, bank: TextBank, plan: ReverPlan, pairs: PairTexts, criteri
     entries = segments(items.per_pair[pair])  # one per (trajectory, rubric item)
     item = items.layout.offsets[pair][entries.owner] + entries.position
     score = items.scores[candidate[entries.owner], item]
-    rubric_id = concat(take_strings(["r", ""], styles.plain_rubric_ids[entries.owner].astype(np.int64)),
-                       int_strings(entries.position + 1))
-    response = pc.take(pa.chunked_array([pairs.chosen, pairs.rejected]).combine_chunks(),
-                       pa.array(pair + plan.n_pairs * candidate))
-    rubric_entries = pa.ListArray.from_arrays(
-        pa.array(entries.offsets, pa.int32()),
-        concat('{"rubric_id": "', rubric_id, '", "criterion": "', json_escape(pc.take(criterion, pa.array(item))), '"}'))
-    user = concat('{"instruction": "', json_escape(pc.take(pairs.instruction, pa.array(pair))),
-                  '", "response": "', json_escape(response),
-                  '", "rubrics": [', pc.binary_join(rubric_entries, ", "), "]}")
+    rubric_id = lazy_concat(lazy_options(["r", ""], styles.plain_rubric_ids[entries.owner].astype(np.int64)),
+                            lazy_ints(entries.position + 1))
+    response = lazy_select(candidate, [pairs.chosen, pairs.rejected], pair)
+    rubric_entry = lazy_concat('{"rubric_id": "', rubric_id, '", "criterion": "',
+                               lazy_map(json_escape, lazy_gather(criterion, item)), '"}')
+    user = lazy_concat('{"instruction": "', lazy_map(json_escape, lazy_gather(pairs.instruction, pair)),
+                       '", "response": "', lazy_map(json_escape, response),
+                       '", "rubrics": [', lazy_joined(rubric_entry, entries.offsets, ", "), "]}")
     verdict = _verdicts(rng, bank, plan, entries, item, score, rubric_id)
-    think = concat("<think>\n", bank.sentences(rng, n_trajectories, 2, 6, text_factor), "\n</think>")
-    tool_call = concat('{"name": "python", "arguments": {"code": "',
-                       take_strings([code for code, _ in TOOL_CODES], styles.tool_kind), '"}}')
-    final_with_tool = concat("<think>\n", bank.sentences(rng, n_trajectories, 1, 3, text_factor),
-                             "\n</think>\n\nThe tool output confirms my checks.\n\n<judge>\n", verdict, "\n</judge>")
-    final_plain = concat(think, "\n\nFinal verdict:\n\n<judge>\n", verdict, "\n</judge>")
-    return JudgeTexts(user, think, tool_call, _tool_outputs(response, styles.tool_kind), final_with_tool,
-                      final_plain)
+    think = lazy_concat("<think>\n", bank.lazy_sentences(rng, n_trajectories, 2, 6, text_factor), "\n</think>")
+    tool_call = lazy_concat('{"name": "python", "arguments": {"code": "',
+                            lazy_options([code for code, _ in TOOL_CODES], styles.tool_kind), '"}}')
+    final_with_tool = lazy_concat("<think>\n", bank.lazy_sentences(rng, n_trajectories, 1, 3, text_factor),
+                                  "\n</think>\n\nThe tool output confirms my checks.\n\n<judge>\n", verdict,
+                                  "\n</judge>")
+    final_plain = lazy_concat(think, "\n\nFinal verdict:\n\n<judge>\n", verdict, "\n</judge>")
+    tool_output = LazyStrings(n_trajectories, lambda at: _tool_outputs(response.at(at), styles.tool_kind[at]))
+    return JudgeTexts(user, think, tool_call, tool_output, final_with_tool, final_plain)
 
 
 def _verdicts(rng, bank: TextBank, plan: ReverPlan, entries: Segments, item: np.ndarray, score: np.ndarray,
-              rubric_id: pa.Array) -> pa.Array:
+              rubric_id: LazyStrings) -> LazyStrings:
     """Each trajectory's verdict JSON: per item a score and an explanation, as a map by rubric id
     or as a list under one of VERDICT_LIST_KEYS."""
     styles = plan.styles
     satisfied = np.where(plan.items.is_hard[item], score == 1, score >= 60)
-    explanation = concat(
-        take_strings(["Not satisfied: the response does not fully address", "Satisfied: the response addresses"],
+    explanation = lazy_concat(
+        lazy_options(["Not satisfied: the response does not fully address", "Satisfied: the response addresses"],
                      satisfied.astype(np.int64)),
-        " ", bank.phrases(rng, len(item), 2, 5), ".")
-    score_text = int_strings(score)
-    list_entry = concat('{"rubric_id": "', rubric_id, '", "score": ', score_text, ', "explanation": "',
-                        explanation, '"}')
-    map_entry = concat('"', rubric_id, '": {"score": ', score_text, ', "explanation": "', explanation, '"}')
-    entry = pc.if_else(pa.array(styles.verdict_is_map[entries.owner]), map_entry, list_entry)
-    joined = pc.binary_join(pa.ListArray.from_arrays(pa.array(entries.offsets, pa.int32()), entry), ", ")
-    return pc.if_else(pa.array(styles.verdict_is_map), concat("{", joined, "}"),
-                      concat('{"', take_strings(VERDICT_LIST_KEYS, styles.verdict_list_key), '": [', joined, "]}"))
+        " ", bank.lazy_phrases(rng, len(item), 2, 5), ".")
+    score_text = lazy_ints(score)
+    list_entry = lazy_concat('{"rubric_id": "', rubric_id, '", "score": ', score_text, ', "explanation": "',
+                             explanation, '"}')
+    map_entry = lazy_concat('"', rubric_id, '": {"score": ', score_text, ', "explanation": "', explanation, '"}')
+    entry = lazy_select(styles.verdict_is_map[entries.owner], [list_entry, map_entry])
+    joined = lazy_joined(entry, entries.offsets, ", ")
+    return lazy_select(styles.verdict_is_map, [
+        lazy_concat('{"', lazy_options(VERDICT_LIST_KEYS, styles.verdict_list_key), '": [', joined, "]}"),
+        lazy_concat("{", joined, "}"),
+    ])
 
 
 def _tool_outputs(response: pa.Array, tool_kind: np.ndarray) -> pa.Array:
@@ -630,8 +652,8 @@ PLANT_BREAK = {
 }
 
 
-def _plant_breaks(rng, plan: ReverPlan, ids: pa.Array, texts: JudgeTexts,
-                  criterion: pa.Array) -> tuple[list[dict], JudgeEdits]:
+def _plant_breaks(rng, plan: ReverPlan, ids: LazyStrings, texts: JudgeTexts,
+                  criterion: LazyStrings) -> tuple[list[dict], JudgeEdits]:
     """The manifest records of the planted breaks, and the edits they make."""
     edits = JudgeEdits(2 * plan.n_pairs)
     records: list[dict] = []
@@ -650,31 +672,61 @@ def _plant_breaks(rng, plan: ReverPlan, ids: pa.Array, texts: JudgeTexts,
 # ======================================================================================
 # the judge file
 # ======================================================================================
-def _messages(plan: ReverPlan, texts: JudgeTexts, edits: JudgeEdits) -> pa.ListArray:
-    """system, user, assistant (the verdict); with a tool call: system, user, assistant (announcing
-    the call), tool_call, tool_response, assistant (the verdict)."""
-    n_trajectories = 2 * plan.n_pairs
+@dataclass(frozen=True)
+class JudgeMessages:
+    """The message texts of every trajectory with the planted edits made."""
+
+    user: LazyStrings
+    first_assistant: LazyStrings  # the verdict, or the announcement of the tool call
+    tool_call: LazyStrings
+    tool_output: LazyStrings
+    final_with_tool: LazyStrings
+
+
+def _judge_messages(plan: ReverPlan, texts: JudgeTexts, edits: JudgeEdits) -> JudgeMessages:
     uses_tool = plan.styles.uses_tool
-    user = replace_at(texts.user, edits.user)
-    final_with_tool = replace_at(texts.final_with_tool, {t: v for t, v in edits.final.items() if uses_tool[t]})
-    final_plain = replace_at(texts.final_plain, {t: v for t, v in edits.final.items() if not uses_tool[t]})
-    first_assistant = pc.if_else(pa.array(uses_tool), concat(texts.think, "\nI will verify this with the python tool."),
-                                 final_plain)
+    final_with_tool = lazy_replaced(texts.final_with_tool, {t: v for t, v in edits.final.items() if uses_tool[t]})
+    final_plain = lazy_replaced(texts.final_plain, {t: v for t, v in edits.final.items() if not uses_tool[t]})
+    first_assistant = lazy_select(uses_tool, [
+        final_plain, lazy_concat(texts.think, "\nI will verify this with the python tool.")])
+    return JudgeMessages(lazy_replaced(texts.user, edits.user), first_assistant, texts.tool_call, texts.tool_output,
+                         final_with_tool)
+
+
+def _messages(plan: ReverPlan, texts: JudgeMessages, trajectories: np.ndarray) -> pa.ListArray:
+    """The messages of ``trajectories``: system, user, assistant (the verdict); with a tool call:
+    system, user, assistant (announcing the call), tool_call, tool_response, assistant (the verdict)."""
+    n = len(trajectories)
+    uses_tool = plan.styles.uses_tool[trajectories]
+    with_tool = trajectories[uses_tool]
+    n_with_tool = len(with_tool)
     messages = segments(np.where(uses_tool, 6, 3))
     slot = messages.position  # the 3-message layout uses slots 0, 1, 2 (first assistant = final verdict)
-    # contents stacked: 0 system, 1 user, 2 first assistant, 3 tool_call, 4 tool_response, 5 final
-    stacked = pa.chunked_array([
-        pa.array([JUDGE_SYSTEM_PROMPT], pa.string()), user, first_assistant, texts.tool_call, texts.tool_output,
-        final_with_tool,
-    ]).combine_chunks()
-    slot_start = np.array([0, 1, 1 + n_trajectories, 1 + 2 * n_trajectories, 1 + 3 * n_trajectories,
-                           1 + 4 * n_trajectories])
-    content = np.where(slot == 0, 0, slot_start[slot] + messages.owner)
+    # contents stacked: 0 system, 1 user, 2 first assistant (one per trajectory); 3 tool_call,
+    # 4 tool_response, 5 final (one per trajectory with a tool call)
+    stacked = pa.concat_arrays([
+        pa.array([JUDGE_SYSTEM_PROMPT], pa.string()), texts.user.at(trajectories), texts.first_assistant.at(trajectories),
+        texts.tool_call.at(with_tool), texts.tool_output.at(with_tool), texts.final_with_tool.at(with_tool),
+    ])
+    tool_rank = np.cumsum(uses_tool) - 1  # of each trajectory among those with a tool call
+    owner = messages.owner
+    content = np.where(slot == 0, 0, np.where(slot <= 2, 1 + (slot - 1) * n + owner,
+                                              1 + 2 * n + (slot - 3) * n_with_tool + tool_rank[owner]))
     message_type = contract.REVER_JUDGE_SCHEMA.field("messages").type
     values = pa.StructArray.from_arrays(
         [pa.array(np.array(MESSAGE_ROLES, dtype=object)[slot], pa.string()), pc.take(stacked, pa.array(content))],
         fields=list(message_type.value_type))
     return pa.ListArray.from_arrays(pa.array(messages.offsets, pa.int32()), values, type=message_type)
+
+
+def _judge_table(plan: ReverPlan, pairs: PairTexts, texts: JudgeMessages, trajectories: np.ndarray) -> pa.Table:
+    """The judge rows of ``trajectories``."""
+    pair = trajectories // 2
+    return pa.Table.from_arrays(
+        [pairs.ids.at(pair), take_strings(contract.REVER_SOURCES, plan.source[pair]),
+         take_strings(CANDIDATES, trajectories % 2), _messages(plan, texts, trajectories),
+         pa.array([REVER_TOOLS_JSON] * len(trajectories), pa.string())],
+        schema=contract.REVER_JUDGE_SCHEMA)
 
 
 def _file_order(seed: int, n_pairs: int, edits: JudgeEdits) -> np.ndarray:
@@ -690,26 +742,47 @@ def _file_order(seed: int, n_pairs: int, edits: JudgeEdits) -> np.ndarray:
     return np.array(order, np.int64)
 
 
+@dataclass(frozen=True)
+class ReverBuild:
+    """The two ReVeR files, built a chunk of rows at a time, with the planted breaks and the
+    manifest's ``rever`` entry."""
+
+    plan: ReverPlan
+    pairs: PairTexts
+    rubric_texts: RubricTexts
+    judge_messages: JudgeMessages
+    order: np.ndarray  # the judge file's trajectories, in file order
+    breaks: list[dict]
+    info: dict
+
+    @property
+    def n_rubric_rows(self) -> int:
+        return self.plan.n_with_rubric
+
+    @property
+    def n_judge_rows(self) -> int:
+        return len(self.order)
+
+    def rubric_rows(self, first: int, stop: int) -> pa.Table:
+        """Rows ``first .. stop - 1`` of the rubric file."""
+        return _rubric_table(self.plan, self.pairs, self.rubric_texts, np.arange(first, stop))
+
+    def judge_rows(self, first: int, stop: int) -> pa.Table:
+        """Rows ``first .. stop - 1`` of the judge file."""
+        return _judge_table(self.plan, self.pairs, self.judge_messages, self.order[first:stop])
+
+
 def build_rever(bank: TextBank, seed: int, plan: ReverPlan, links: list[UltraFeedbackLink],
-                text_factor: float) -> tuple[pa.Table, pa.Table, list[dict], dict]:
-    """The rubric table, the judge table, the planted breaks and the manifest's ``rever`` entry."""
+                text_factor: float) -> ReverBuild:
+    """The rubric and judge files (to build chunk by chunk), the planted breaks and the manifest's
+    ``rever`` entry; every random draw is made here, in a fixed order."""
     rng = rng_for(seed, "rever-text")
     pairs = _pair_texts(rng, bank, plan, links, text_factor)
     criterion = _criteria(rng, bank, plan.items)
-    rubric = _rubric_table(rng, bank, plan, pairs, criterion, text_factor)
+    rubric_texts = _rubric_texts(rng, bank, plan, pairs, criterion, text_factor)
     texts = _judge_texts(rng, bank, plan, pairs, criterion, text_factor)
     breaks, edits = _plant_breaks(rng, plan, pairs.ids, texts, criterion)
-
-    n_trajectories = 2 * plan.n_pairs
-    pair = np.repeat(np.arange(plan.n_pairs), 2)
-    candidate = np.tile([0, 1], plan.n_pairs)
-    judge = pa.Table.from_arrays(
-        [pc.take(pairs.ids, pa.array(pair)), take_strings(contract.REVER_SOURCES, plan.source[pair]),
-         take_strings(CANDIDATES, candidate), _messages(plan, texts, edits),
-         pa.array([REVER_TOOLS_JSON] * n_trajectories, pa.string())],
-        schema=contract.REVER_JUDGE_SCHEMA)
     order = _file_order(seed, plan.n_pairs, edits)
-    judge = judge.take(pa.array(order))
     info = {
         "pairs": int(plan.n_pairs),
         "pairs_with_rubric": int(plan.n_with_rubric),
@@ -720,15 +793,17 @@ def build_rever(bank: TextBank, seed: int, plan: ReverPlan, links: list[UltraFee
         "judge_rows": len(order),
         "verdict_shape_map": int(plan.styles.verdict_is_map[order].sum()),
     }
-    return rubric, judge, breaks, info
+    return ReverBuild(plan, pairs, rubric_texts, _judge_messages(plan, texts, edits), order, breaks, info)
 
 
 def generate_rever(run: GenerationRun, n_with_rubric: int, links: list[UltraFeedbackLink], manifest: dict) -> None:
-    """Write the wanted ReVeR datasets; note the planted breaks and the plan's counts in ``manifest``."""
+    """Write the wanted ReVeR datasets a chunk at a time; note the planted breaks and the plan's
+    counts in ``manifest``."""
     plan = plan_rever(n_with_rubric, run.seed, len(links))
-    rubric, judge, breaks, info = build_rever(run.bank, run.seed, plan, links, run.text_factor)
-    for key, table in (("rever_rubric", rubric), ("rever_judge", judge)):
+    build = build_rever(run.bank, run.seed, plan, links, run.text_factor)
+    for key, n_rows, rows in (("rever_rubric", build.n_rubric_rows, build.rubric_rows),
+                              ("rever_judge", build.n_judge_rows, build.judge_rows)):
         if key in run.wanted:
-            write_and_record(run.out_dir, manifest, key, table)
-    manifest["rever_integrity_breaks"] = breaks
-    manifest["rever"] = info
+            write_in_chunks(run.out_dir, manifest, key, n_rows, rows)
+    manifest["rever_integrity_breaks"] = build.breaks
+    manifest["rever"] = build.info

@@ -11,6 +11,7 @@ import re
 from collections import Counter, defaultdict
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -397,3 +398,60 @@ def test_bundled_sample_is_current(tmp_path):
         pytest.skip("no bundled sample")
     generate(tmp_path, seed=42, scale=0.01, progress=False, text_length=0.25)
     assert _digest(tmp_path) == _digest(sample)
+
+
+# ------------------------------------------------------------------------- bounded memory
+
+
+def _generate_spied(out: Path, scale: float, monkeypatch) -> tuple[dict, dict[str, list[tuple[int, int]]]]:
+    """generate() with every table handed to the Parquet writer recorded per dataset as
+    (rows, Arrow bytes allocated at that moment)."""
+    from preftools.generate import writer
+
+    calls: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    original = writer.ShardedParquetWriter.write
+
+    def spy(self, table):
+        calls[self.dataset.key].append((table.num_rows, pa.total_allocated_bytes()))
+        return original(self, table)
+
+    with monkeypatch.context() as m:
+        m.setattr(writer.ShardedParquetWriter, "write", spy)
+        manifest = generate(out, seed=42, scale=scale, progress=False, text_length=TEXT)
+    return manifest, calls
+
+
+def test_writes_in_bounded_chunks(tmp_path, monkeypatch):
+    """Peak memory must not grow with the scale: every dataset is built and written a bounded
+    chunk of rows at a time, never as one whole table.  With tiny chunks, row groups and shards
+    (so that small scales span many chunks), at two scales 4x apart: no table handed to the
+    writer is larger than one chunk, the larger scale takes ~4x as many of them, and the Arrow
+    memory in use while a chunk is written does not grow with the scale (it would ~4x if a
+    dataset were built whole and written in slices).  The files hold the same rows as with the
+    default row groups (chunking changes the layout, never the rows)."""
+    from preftools.generate import ultrafeedback, writer
+
+    monkeypatch.setattr(ultrafeedback, "CHUNK_ROWS", 48)  # its chunks are its random streams
+    baseline = generate(tmp_path / "baseline", seed=42, scale=0.02, progress=False, text_length=TEXT)
+    for key in writer.ROW_GROUP_ROWS:
+        monkeypatch.setitem(writer.ROW_GROUP_ROWS, key, 16)
+        monkeypatch.setitem(writer.SHARD_ROWS, key, 96)
+    small, small_calls = _generate_spied(tmp_path / "small", 0.005, monkeypatch)
+    large, large_calls = _generate_spied(tmp_path / "large", 0.02, monkeypatch)
+
+    for key in C.DATASETS_BY_KEY:
+        bound = 48 if key == "ultrafeedback" else writer.write_chunk_rows(key)
+        assert bound <= 48
+        for manifest, calls in ((small, small_calls), (large, large_calls)):
+            rows = [n for n, _ in calls[key]]
+            assert sum(rows) == manifest["rows"][key], key
+            assert max(rows) <= bound, (key, max(rows), bound)
+        assert len(large_calls[key]) >= 3 * len(small_calls[key]) >= 3, key
+        assert len(large["files"][key]) > 1, key  # several shards, each written chunk by chunk
+        # same rows as written from the default layout
+        tables = [pa.concat_tables([pq.read_table(out / f) for f in m["files"][key]]).combine_chunks()
+                  for out, m in ((tmp_path / "baseline", baseline), (tmp_path / "large", large))]
+        assert tables[0].equals(tables[1]), key
+        # Arrow memory in use while the dataset is written: bounded by the chunk, not the scale
+        small_peak, large_peak = (max(b for _, b in calls[key]) for calls in (small_calls, large_calls))
+        assert large_peak < 2 * small_peak, (key, small_peak, large_peak)
