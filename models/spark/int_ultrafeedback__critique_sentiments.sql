@@ -10,7 +10,7 @@ with
 completions as (
 
     select prompt_id, completion_index, critique
-    from {{ ref('int_ultrafeedback__completions_parsed') }}
+    from {{ ref('int_ultrafeedback__completion_texts') }}
 
 ),
 

@@ -372,7 +372,6 @@ KNOWN_VIOLATIONS = {
     ("model_fanout", "ultrafeedback_score_bug_summary"),
     # a model joins its parent with an intermediate made only for it (scores reused by hash,
     # unnested items / entries, the per-match table)
-    ("rejoining_of_upstream_concepts", "int_ultrafeedback__critique_sentiments"),
     ("rejoining_of_upstream_concepts", "judge_agreement_summary"),
     ("rejoining_of_upstream_concepts", "rever_verdicts"),
     # describes the dbt invocation (seed, raw folder, time), reads no data

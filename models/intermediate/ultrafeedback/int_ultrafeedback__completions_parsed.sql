@@ -1,5 +1,6 @@
 -- One row per raw row x completion: the completions list unnested once (0-based list
--- position), each aspect's Rating parsed and their mean recomputed. Rows whose list is
+-- position), each aspect's Rating parsed and their mean recomputed. Narrow (no long texts):
+-- response and critique are in int_ultrafeedback__completion_texts. Rows whose list is
 -- empty or NULL produce no row here; they stay in the prompt-grain models with
 -- `has_no_completions` (int_ultrafeedback__prompts_picked, ultrafeedback_curated).
 {#- The aspects (in alphabetical order), the column each rating goes to and its scale come from
@@ -59,8 +60,9 @@ flattened as (
 
         ---------- completion
         completion.model as model,  -- noqa: AL09
-        completion.response as response,  -- noqa: AL09
-        completion.critique as critique,  -- noqa: AL09
+        -- the texts stay in the raw files (int_ultrafeedback__completion_texts); the critique's
+        -- md5 is the key of its VADER score
+        md5(completion.critique) as critique_md5,
         completion.overall_score as overall_score,  -- noqa: AL09
         completion.published_average_rating as published_average_rating,  -- noqa: AL09
 

@@ -1,6 +1,6 @@
 """VADER compound sentiment of each distinct UltraFeedback critique, keyed on md5(critique).
 
-One row per distinct non-NULL critique text of int_ultrafeedback__completions_parsed:
+One row per distinct non-NULL critique text of int_ultrafeedback__completion_texts:
 (critique_md5, critique_sentiment); a blank critique has no sentiment (NULL), rather than
 VADER's 0.0 for empty text. The text itself is not stored: int_ultrafeedback__critique_sentiments
 joins the scores back by md5.
@@ -41,7 +41,7 @@ def previous_build_exists(dbt, session) -> bool:
 def model(dbt, session):
     dbt.config(materialized="table")
 
-    completions = dbt.ref("int_ultrafeedback__completions_parsed")
+    completions = dbt.ref("int_ultrafeedback__completion_texts")
     distinct = (
         "select md5(critique) as critique_md5, critique"
         " from (select distinct critique from completions where critique is not null)"

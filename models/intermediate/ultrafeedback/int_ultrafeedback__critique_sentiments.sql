@@ -6,7 +6,7 @@ with
 
 completions as (
 
-    select prompt_id, completion_index, critique
+    select prompt_id, completion_index, critique_md5
     from {{ ref('int_ultrafeedback__completions_parsed') }}
 
 ),
@@ -24,4 +24,4 @@ select
     scores.critique_sentiment
 from completions
 left join scores
-    on md5(completions.critique) = scores.critique_md5
+    on completions.critique_md5 = scores.critique_md5

@@ -6,12 +6,12 @@
 -- completion when none is below).
 {%- set picks = [
     {'name': 'best_rated', 'score': 'average_rating',
-     'pick_model': 'published_best_rated_response_model', 'pick_response': 'published_best_rated_response',
-     'alt_model': 'published_random_response_for_best_rated_model', 'alt_response': 'published_random_response_for_best_rated',
+     'pick_model': 'published_best_rated_response_model', 'pick_response': 'published_best_rated_response_md5',
+     'alt_model': 'published_random_response_for_best_rated_model', 'alt_response': 'published_random_response_for_best_rated_md5',
      'alt_score': 'published_score_random_response_for_best_rated'},
     {'name': 'best_overall', 'score': 'overall_score',
-     'pick_model': 'published_best_overall_score_response_model', 'pick_response': 'published_best_overall_score_response',
-     'alt_model': 'published_random_response_for_best_overall_model', 'alt_response': 'published_random_response_for_best_overall',
+     'pick_model': 'published_best_overall_score_response_model', 'pick_response': 'published_best_overall_score_response_md5',
+     'alt_model': 'published_random_response_for_best_overall_model', 'alt_response': 'published_random_response_for_best_overall_md5',
      'alt_score': 'published_score_random_response_for_best_overall'},
 ] %}
 
@@ -27,14 +27,14 @@ published as (
         published_score_best_overall,
         published_best_rated_is_different_from_best_overall,
         published_best_rated_response_model,
-        published_best_rated_response,
+        md5(published_best_rated_response) as published_best_rated_response_md5,
         published_best_overall_score_response_model,
-        published_best_overall_score_response,
+        md5(published_best_overall_score_response) as published_best_overall_score_response_md5,
         published_random_response_for_best_rated_model,
-        published_random_response_for_best_rated,
+        md5(published_random_response_for_best_rated) as published_random_response_for_best_rated_md5,
         published_score_random_response_for_best_rated,
         published_random_response_for_best_overall_model,
-        published_random_response_for_best_overall,
+        md5(published_random_response_for_best_overall) as published_random_response_for_best_overall_md5,
         published_score_random_response_for_best_overall,
         published_best_overall_score_response_critique_sentiment
     from {{ ref('stg_ultrafeedback__prompts') }}
@@ -65,21 +65,36 @@ recomputed as (
 
 ),
 
-completions as (
+completion_texts as (
 
     select
         prompt_id,
         completion_index,
-        model,
-        response,
-        average_rating,
-        published_average_rating,
-        overall_score
-    from {{ ref('int_ultrafeedback__completions_parsed') }}
+        response
+    from {{ ref('int_ultrafeedback__completion_texts') }}
 
 ),
 
--- which completion each published pick / alternate is (same model and response text)
+completions as (
+
+    select
+        parsed.prompt_id,
+        parsed.completion_index,
+        parsed.model,
+        md5(completion_texts.response) as response_md5,
+        parsed.average_rating,
+        parsed.published_average_rating,
+        parsed.overall_score
+    from {{ ref('int_ultrafeedback__completions_parsed') }} as parsed
+    inner join completion_texts
+        on
+            parsed.prompt_id = completion_texts.prompt_id
+            and parsed.completion_index = completion_texts.completion_index
+
+),
+
+-- which completion each published pick / alternate is (same model and response text; the texts
+-- are compared by md5, so the join carries 32 characters, not the responses)
 completions_matched as (
 
     select
@@ -91,9 +106,9 @@ completions_matched as (
             as average_rating_agrees,
         {%- for p in picks %}
         coalesce(completions.model = published.{{ p.pick_model }}
-            and completions.response = published.{{ p.pick_response }}, false) as is_published_{{ p.name }},
+            and completions.response_md5 = published.{{ p.pick_response }}, false) as is_published_{{ p.name }},
         coalesce(completions.model = published.{{ p.alt_model }}
-            and completions.response = published.{{ p.alt_response }}, false) as is_published_random_for_{{ p.name }}{{ "," if not loop.last }}
+            and completions.response_md5 = published.{{ p.alt_response }}, false) as is_published_random_for_{{ p.name }}{{ "," if not loop.last }}
         {%- endfor %}
     from completions
     inner join published

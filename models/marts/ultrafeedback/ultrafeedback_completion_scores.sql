@@ -34,6 +34,13 @@ sentiments as (
 
 ),
 
+-- the long texts last, by key (they are not stored by the intermediate layer)
+completion_texts as (
+
+    select * from {{ ref('int_ultrafeedback__completion_texts') }}
+
+),
+
 joined as (
 
     select
@@ -62,9 +69,9 @@ joined as (
         completions.overall_score,
 
         ---------- texts
-        completions.critique,
+        completion_texts.critique,
         sentiments.critique_sentiment,
-        completions.response,
+        completion_texts.response,
 
         ---------- picks
         ranked.is_best_rated,
@@ -81,6 +88,9 @@ joined as (
     left join sentiments
         on completions.prompt_id = sentiments.prompt_id
         and completions.completion_index = sentiments.completion_index
+    inner join completion_texts
+        on completions.prompt_id = completion_texts.prompt_id
+        and completions.completion_index = completion_texts.completion_index
 
 )
 

@@ -21,14 +21,28 @@ picks as (
 
 ),
 
-completions as (
+completion_texts as (
 
     select
         prompt_id,
         completion_index,
-        response,
-        has_invalid_rating
-    from {{ ref('int_ultrafeedback__completions_parsed') }}
+        response
+    from {{ ref('int_ultrafeedback__completion_texts') }}
+
+),
+
+completions as (
+
+    select
+        parsed.prompt_id,
+        parsed.completion_index,
+        completion_texts.response,
+        parsed.has_invalid_rating
+    from {{ ref('int_ultrafeedback__completions_parsed') }} as parsed
+    inner join completion_texts
+        on
+            parsed.prompt_id = completion_texts.prompt_id
+            and parsed.completion_index = completion_texts.completion_index
 
 ),
 
