@@ -59,6 +59,10 @@ TARGET_PEAK_RSS_BYTES = 2 * 1024**3
 TARGET_BUILD_OVER_REFERENCE_14 = 1.0
 TARGET_SAME_WORK_OVER_REFERENCE = 0.33
 TARGET_REBUILD_OVER_REFERENCE = 0.3
+# target 6: at SCALE=4 the build succeeds at default settings within these, against scale 1.0
+TARGET_GROWTH_SCALE = 4.0
+TARGET_GROWTH_PEAK_RSS_BYTES = 2.5 * 1024**3
+TARGET_GROWTH_WALL_OVER_SCALE1 = 4.5
 # the marts the reference computes (benchmarks/reference.py), built with their parents by the
 # same-work step: `dbt run --select +<mart> ...`
 REFERENCE_MARTS = ("ultrafeedback_curated", "ultrafeedback_completion_scores", "code_ultrafeedback_responses",
@@ -414,6 +418,46 @@ def summarize(steps: dict[str, Measurement], raw_bytes: int | None = None) -> di
     return summary
 
 
+def scale1_baseline(results_dir: Path, seed: int, before: str | None = None) -> dict | None:
+    """The newest earlier bench result at scale 1.0 for ``seed`` (the growth baseline of target 6):
+    its file, build wall/CPU seconds, peak RSS and commit; None when there is none."""
+    best = None
+    for path in sorted(Path(results_dir).glob("*-scale1.0*.json")):
+        try:
+            report = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        build = report.get("steps", {}).get("build") or {}
+        if report.get("seed") != seed or report.get("scale") != 1.0 or build.get("returncode") != 0:
+            continue
+        if before and str(path) == before:
+            continue
+        if best is None or report.get("generated_at", "") > best["generated_at"]:
+            best = {"file": str(path), "generated_at": report.get("generated_at", ""),
+                    "wall_seconds": build["wall_seconds"], "cpu_seconds": build["cpu_seconds"],
+                    "peak_rss_bytes": build["peak_rss_bytes"],
+                    "git_commit": report.get("versions", {}).get("git_commit")}
+    return best
+
+
+def growth(summary: dict, build: dict, scale: float, baseline: dict | None) -> None:
+    """Target 6 (issue 14) into ``summary``: this build against the scale-1.0 baseline."""
+    if scale == 1.0 or baseline is None:
+        return
+    summary["growth"] = {
+        "scale": scale, "baseline": baseline,
+        "wall_over_scale1": _ratio(build["wall_seconds"], baseline["wall_seconds"]),
+        "cpu_over_scale1": _ratio(build["cpu_seconds"], baseline["cpu_seconds"]),
+        "peak_rss_over_scale1": _ratio(build["peak_rss_bytes"], baseline["peak_rss_bytes"]),
+    }
+    if scale == TARGET_GROWTH_SCALE:
+        summary["targets"]["6. scale 4.0: build ok at default settings"] = build["returncode"] == 0
+        summary["targets"]["6. scale 4.0: peak RSS (tree) <= 2.5 GiB"] = (
+            build["peak_rss_bytes"] <= TARGET_GROWTH_PEAK_RSS_BYTES)
+        summary["targets"]["6. scale 4.0: wall <= 4.5x the scale-1.0 build"] = (
+            build["wall_seconds"] <= baseline["wall_seconds"] * TARGET_GROWTH_WALL_OVER_SCALE1)
+
+
 def print_report(report: dict) -> None:
     steps = report["steps"]
     build = steps["build"]
@@ -432,6 +476,10 @@ def print_report(report: dict) -> None:
     print()
     for name, met in s["targets"].items():
         print(f"  [{'met' if met else 'NOT met'}] {name}")
+    g = s.get("growth")
+    if g:
+        print(f"  growth vs scale 1.0 ({g['baseline']['file']}): wall x{g['wall_over_scale1']}, "
+              f"CPU x{g['cpu_over_scale1']}, peak RSS x{g['peak_rss_over_scale1']}")
     slow = build["details"].get("slowest_models") or []
     if slow:
         print("  slowest models: " + ", ".join(f"{x['model']} {x['seconds']:.1f}s" for x in slow))
@@ -510,6 +558,8 @@ def run_bench(seed: int = 42, scale: float = 1.0, cache_dir: Path = REPO / "benc
         "summary": summarize(steps, raw_bytes), "checks": checks,
         "checks_ok": all(c["ok"] for c in checks), "results_file": str(results_file),
     }
+    growth(report["summary"], report["steps"]["build"], scale,
+           scale1_baseline(results_dir, seed, before=str(results_file)))
     results_file.write_text(json.dumps(report, indent=1) + "\n")
     if verbose:
         print_report(report)
