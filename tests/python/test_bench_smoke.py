@@ -24,7 +24,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from benchmarks import reference as ref
-from benchmarks.run import compare, run_bench, tree_rss_bytes
+from benchmarks.run import compare, growth, run_bench, scale1_baseline, tree_rss_bytes
 
 SMOKE_SCALE = 0.005
 
@@ -114,6 +114,36 @@ def test_check_detects_differences(bench, tmp_path):
     assert not result["code_ultrafeedback_pairs_published_logic: the script's pairs, in its order"]["ok"]
     untouched = [c for name, c in result.items() if name.startswith(("rever_trajectories", "ultrafeedback_completion"))]
     assert untouched and all(c["ok"] for c in untouched)
+
+
+def test_growth_is_against_the_newest_scale1_result_of_the_seed(tmp_path):
+    """Target 6 of issue 14: a SCALE=4 run is compared with the newest successful scale-1.0
+    build of the same seed; other seeds, scales and failed builds are not baselines."""
+    def result(name, seed, scale, at, wall, rc=0):
+        build = {"wall_seconds": wall, "cpu_seconds": wall * 2, "peak_rss_bytes": 1000, "returncode": rc}
+        (tmp_path / name).write_text(json.dumps({"seed": seed, "scale": scale, "generated_at": at,
+                                                 "steps": {"build": build}, "versions": {"git_commit": "c"}}))
+    result("2026-01-01-scale1.0.json", 42, 1.0, "2026-01-01T00:00:00", 100.0)
+    result("2026-01-02-scale1.0.json", 42, 1.0, "2026-01-02T00:00:00", 50.0)
+    result("2026-01-03-scale1.0.json", 42, 1.0, "2026-01-03T00:00:00", 10.0, rc=1)  # failed build
+    result("2026-01-04-scale1.0-seed7.json", 7, 1.0, "2026-01-04T00:00:00", 20.0)  # other seed
+    result("2026-01-05-scale0.1.json", 42, 0.1, "2026-01-05T00:00:00", 5.0)  # other scale
+    baseline = scale1_baseline(tmp_path, 42)
+    assert baseline["wall_seconds"] == 50.0 and baseline["file"].endswith("2026-01-02-scale1.0.json")
+
+    summary = {"targets": {}}
+    growth(summary, {"wall_seconds": 200.0, "cpu_seconds": 400.0, "peak_rss_bytes": 3000, "returncode": 0},
+           4.0, baseline)
+    assert summary["growth"]["wall_over_scale1"] == 4.0 and summary["growth"]["peak_rss_over_scale1"] == 3.0
+    assert summary["targets"]["6. scale 4.0: wall <= 4.5x the scale-1.0 build"] is True
+    slow = {"targets": {}}
+    growth(slow, {"wall_seconds": 230.0, "cpu_seconds": 1.0, "peak_rss_bytes": 3 * 1024**3, "returncode": 0},
+           4.0, baseline)
+    assert slow["targets"]["6. scale 4.0: wall <= 4.5x the scale-1.0 build"] is False
+    assert slow["targets"]["6. scale 4.0: peak RSS (tree) <= 2.5 GiB"] is False
+    unscaled = {"targets": {}}
+    growth(unscaled, {"wall_seconds": 1.0, "cpu_seconds": 1.0, "peak_rss_bytes": 1, "returncode": 0}, 1.0, baseline)
+    assert unscaled == {"targets": {}}
 
 
 def test_tree_rss_counts_descendants():
