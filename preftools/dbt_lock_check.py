@@ -14,7 +14,9 @@
 - **A corrupt raw file.** DuckDB's Parquet reader reports some damage without naming the file
   (``don't know what type``, ``dictionary offset out of range``...), and the rest with a SQL
   excerpt. When a statement that reads raw Parquet fails, each file it reads is read in full
-  once more, and the first one that cannot be read is named in one line with what to do.
+  once more, and the first one that cannot be read is named in one line with what to do. A
+  statement that reads them through the staging views names no file: then every raw dataset's
+  files under ``RAW_DATA_DIR`` are checked (once per file in the process).
 
 The last two are translated where dbt-duckdb turns a DuckDB error into a dbt error
 (``DuckDBConnectionManager.exception_handler``), which this plugin wraps when it is loaded
@@ -114,9 +116,35 @@ def unreadable_parquet(path: str) -> str | None:
     return None
 
 
+def raw_globs(sql: str) -> list[str]:
+    """The Parquet globs a failed ``sql`` may have read: its own ``read_parquet(...)`` calls; when it has
+    none, it read the raw files through the staging views (their SQL holds the globs, not the failed
+    statement), so every raw dataset's files under ``RAW_DATA_DIR``."""
+    globs = [m["glob"].replace("''", "'") for m in _READ_PARQUET.finditer(sql or "")]
+    raw = os.environ.get("RAW_DATA_DIR")
+    if globs or not raw:
+        return globs
+    from preftools.contract import DATASETS
+
+    return [str(dataset.data_dir(raw) / "*.parquet") for dataset in DATASETS]
+
+
+_READ_CHECKS: dict[tuple[str, int, int], str | None] = {}
+
+
+def _unreadable_cached(path: str) -> str | None:
+    """:func:`unreadable_parquet`, once per file version in this process (several statements of one
+    build can fail on the same file; each would read it whole again)."""
+    stat = os.stat(path)
+    key = (path, stat.st_size, stat.st_mtime_ns)
+    if key not in _READ_CHECKS:
+        _READ_CHECKS[key] = unreadable_parquet(path)
+    return _READ_CHECKS[key]
+
+
 def raw_file_message(error: str, sql: str) -> str | None:
     """When ``sql`` reads Parquet files and failed, the first of its files that cannot be read, in one line."""
-    globs = [m["glob"].replace("''", "'") for m in _READ_PARQUET.finditer(sql or "")]
+    globs = raw_globs(sql)
     checked: set[str] = set()
     for pattern in globs:
         if "://" in pattern:
@@ -125,7 +153,7 @@ def raw_file_message(error: str, sql: str) -> str | None:
             if path in checked or not os.path.isfile(path):
                 continue
             checked.add(path)
-            reason = unreadable_parquet(path)
+            reason = _unreadable_cached(path)
             if reason is not None:
                 return (
                     f"Raw file {path} cannot be read: {reason} -- it is truncated or damaged (an interrupted "
