@@ -1,0 +1,354 @@
+{#- Reuse of unchanged nodes (issue 14): a `dbt build` on unchanged inputs does not recompute
+    what it built before. DuckDB only: on Spark none of these macros is called (the hooks in
+    dbt_project.yml test target.type first; the materialization overrides in
+    materializations.sql are declared for adapter='duckdb').
+
+    The rule. Every node gets a fingerprint:
+      - a source: the raw files its read_parquet glob matches (external_location in the source
+        yml): for each file, its path, size and modification time (read_blob projected to
+        those columns reads no content; DuckDB gives the time in microseconds) and its Parquet
+        footer (parquet_file_metadata: rows, row groups, writer, footer size;
+        parquet_metadata: each column chunk's sizes, value counts and min/max statistics). The
+        footer part is there because a file rewritten within the file system's timestamp
+        granularity (a few ms) with the same size would otherwise look unchanged; a rewrite
+        that also keeps every chunk's sizes and statistics is not detected. Computed by the
+        on-run-start hook (a file rewritten while the build runs is seen by the next build).
+        The glob holds RAW_DATA_DIR, which is also in the staging SQL: a build on another
+        folder rebuilds everything downstream of the sources, whatever the files hold.
+      - a model, seed or data test: md5 of (its compiled code - SQL or Python - with the
+        warehouse's database name taken out, so a copied/renamed warehouse file still matches;
+        its whole config; its columns and description (persist_docs writes them as comments);
+        for a seed the CSV's checksum; the fingerprints of its direct parents; and of every
+        source whose glob appears literally in its compiled code - stg_raw__files reads the
+        raw footers without a source() on purpose).
+      A parent's fingerprint is the one recorded for it in the state table: the one of the
+      build that made the relation as it is now (this run's, when the parent ran before it,
+      or an earlier run's when the parent is not selected: `dbt build -s x+` stays correct).
+      A parent without a recorded fingerprint makes the child's unknown: it is built.
+
+    A table model or seed is reused (not run at all; the run result says REUSED, the log says
+    "build_reuse: reused <id> (unchanged inputs)") when reuse is on, its config does not say
+    meta.build_reuse: false, its fingerprint equals the recorded one and its relation exists as
+    a table whose storage an on-run-end has signed (build_reuse_storage_signatures).
+    Tables changed outside dbt: the on-run-start hook compares every table's storage signature
+    with the one recorded after its build; a table whose signature moved (an insert, delete or
+    update) gets a new fingerprint ("changed outside dbt"), so it is built again when selected
+    and its children (and their tests) are built again even when it is not.
+    A data test is reused, reported as passing with 0 failures, when its
+    fingerprint equals the recorded one and the recorded status is pass; warn, fail and error
+    always run again. Views are always recreated (they hold no data: a create view costs
+    milliseconds and recreating keeps them bound to the current relations) but their
+    fingerprint is recorded, so the tests on them can be reused. Unit tests always run (their
+    inputs are fixtures; dbt checks them in Python, after the materialization).
+    Reuse is off with --full-refresh or --vars '{reuse_unchanged: false}'; fingerprints are
+    recorded either way.
+
+    The state: table meta.dbt_build_reuse in the warehouse itself (copy the file and it
+    travels; drop it and everything is rebuilt), one row appended per node built (rows are
+    only appended while nodes run, so dbt's threads never conflict), the latest row per node
+    wins; the on-run-end hook (single-threaded) deletes older rows, checkpoints and writes the
+    storage signatures of the tables built or kept. If meta.warehouse_build_info (rebuilt by every full build)
+    names an invocation the state does not know, a build ran without recording (older code,
+    reuse macros missing): the state is cleared and everything is rebuilt. -#}
+
+{% macro build_reuse_relation() -%}
+    {{ return(api.Relation.create(database=target.database, schema='meta', identifier='dbt_build_reuse', type='table')) }}
+{%- endmacro %}
+
+{#- Reuse allowed in this invocation (fingerprints are recorded even when it is not). -#}
+{% macro build_reuse_active() -%}
+    {%- set setting = var('reuse_unchanged', true) -%}
+    {%- set off = setting in [false, 0, 'false', 'False', 'FALSE', '0', 'no', 'off'] -%}
+    {{ return(target.type == 'duckdb' and not off and not flags.FULL_REFRESH) }}
+{%- endmacro %}
+
+{% macro build_reuse_commands() -%}
+    {{ return(['build', 'run', 'test', 'seed', 'snapshot', 'retry']) }}
+{%- endmacro %}
+
+{#- The glob of a source's read_parquet(...) external_location, or none. -#}
+{% macro build_reuse_source_glob(source_node) -%}
+    {%- set location = source_node.config.get('external_location') or source_node.meta.get('external_location') or '' -%}
+    {%- set found = modules.re.search("read_parquet\\(\\s*'((?:[^']|'')*)'", location) -%}
+    {{ return(found.group(1) if found else none) }}
+{%- endmacro %}
+
+{#- The fingerprint of the raw files a glob matches (see the header). -#}
+{% macro build_reuse_files_fingerprint(glob) -%}
+    {%- set files = run_query('select file from glob(' ~ sql_string(glob | replace("''", "'")) ~ ') order by file').columns[0].values() -%}
+    {%- if files | length == 0 -%}{{ return('no files') }}{%- endif -%}
+    {%- set quoted = [] -%}
+    {%- for f in files -%}{%- do quoted.append(sql_string(f)) -%}{%- endfor -%}
+    {%- set file_list = '[' ~ (quoted | join(', ')) ~ ']' -%}
+    {%- set query -%}
+        with blobs as (
+            select filename, size, epoch_us(last_modified) as mtime_us
+            from read_blob({{ file_list }})
+        ),
+        footers as (
+            select file_name, num_rows, num_row_groups, created_by, footer_size, file_size_bytes
+            from parquet_file_metadata({{ file_list }})
+        ),
+        chunks as (
+            select
+                file_name,
+                string_agg(
+                    concat_ws(':', row_group_id, column_id, row_group_num_rows, num_values,
+                              total_compressed_size, total_uncompressed_size,
+                              coalesce(stats_min, ''), coalesce(stats_max, ''), coalesce(stats_null_count, -1)),
+                    ';' order by row_group_id, column_id
+                ) as chunk_list
+            from parquet_metadata({{ file_list }})
+            group by file_name
+        )
+        select md5(string_agg(
+            concat_ws('|', b.filename, b.size, b.mtime_us, f.num_rows, f.num_row_groups, f.created_by,
+                      f.footer_size, f.file_size_bytes, c.chunk_list),
+            chr(10) order by b.filename
+        ))
+        from blobs as b
+        left join footers as f on f.file_name = b.filename
+        left join chunks as c on c.file_name = b.filename
+    {%- endset -%}
+    {{ return(run_query(query).columns[0].values()[0]) }}
+{%- endmacro %}
+
+{#- unique_id -> "schema"."table" of every table model and seed of the project. -#}
+{% macro build_reuse_table_nodes() -%}
+    {%- set out = {} -%}
+    {%- for uid, node in graph.nodes.items() -%}
+        {%- if node.resource_type == 'seed' or (node.resource_type == 'model' and node.config.materialized == 'table') -%}
+            {%- do out.update({uid: adapter.quote(node.schema) ~ '.' ~ adapter.quote(node.alias or node.name)}) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {{ return(out) }}
+{%- endmacro %}
+
+{#- unique_id -> storage signature, for those of `tables` (unique_id -> relation) that exist:
+    md5 of the table's storage layout (pragma_storage_info: row groups, segments of each column
+    path - validity and nested columns share a column_id, so column_path is part of the key and
+    of the order -, their row counts, blocks and offsets, pending updates) and the table's row
+    count (a delete is kept as deletion info beside unchanged segments: only the count shows
+    it). Metadata and the row count only, no column data read. Unchanged while
+    the table is (another table built or dropped beside it does not move its blocks), changed
+    by any insert, delete or update of it once checkpointed (and by one still in memory: its
+    segments show has_updates / are not persistent). -#}
+{% macro build_reuse_storage_signatures(tables) -%}
+    {%- set out = {} -%}
+    {%- set existing = [] -%}
+    {%- for row in run_query('select schema_name, table_name from duckdb_tables() where database_name = current_database()').rows -%}
+        {%- do existing.append(adapter.quote(row[0]) ~ '.' ~ adapter.quote(row[1])) -%}
+    {%- endfor -%}
+    {%- set parts = [] -%}
+    {%- for uid, rel in tables.items() if rel in existing -%}
+        {%- do parts.append(
+            'select ' ~ sql_string(uid) ~ ' as unique_id, md5(coalesce(string_agg(concat_ws(\':\', row_group_id, column_id, column_path,'
+            ~ ' segment_id, start, count, block_id, block_offset, has_updates, persistent), \';\''
+            ~ ' order by row_group_id, column_id, column_path, segment_id), \'\')'
+            ~ ' || \':rows:\' || (select count(*) from ' ~ rel ~ '))'
+            ~ ' as storage from pragma_storage_info(' ~ sql_string(rel) ~ ')') -%}
+    {%- endfor -%}
+    {%- for batch in parts | batch(50) -%}
+        {%- for row in run_query(batch | join(' union all ')).rows -%}
+            {%- do out.update({row[0]: row[1]}) -%}
+        {%- endfor -%}
+    {%- endfor -%}
+    {{ return(out) }}
+{%- endmacro %}
+
+{#- on-run-start: the state table, the reset check, the sources' fingerprints. -#}
+{% macro build_reuse_on_run_start() %}
+    {%- if not execute or flags.WHICH not in build_reuse_commands() -%}{{ return('') }}{%- endif -%}
+    {%- set state = build_reuse_relation() -%}
+    {%- call statement('build_reuse_create', auto_begin=False) -%}
+        create schema if not exists {{ state.include(database=False).schema }};
+        create table if not exists {{ state }} (
+            unique_id varchar,
+            fingerprint varchar,
+            status varchar,
+            storage varchar,
+            invocation_id varchar,
+            recorded_at timestamp
+        )
+    {%- endcall -%}
+    {#- a build that did not record (meta.warehouse_build_info from an unknown invocation) -#}
+    {%- set info = adapter.get_relation(database=target.database, schema='meta', identifier='warehouse_build_info') -%}
+    {%- if info is not none -%}
+        {%- set unknown = run_query(
+            'select count(*) from ' ~ info ~ ' as i where not exists (select 1 from ' ~ state
+            ~ ' as s where s.invocation_id = i.invocation_id)').columns[0].values()[0] -%}
+        {%- if unknown > 0 -%}
+            {%- do log('build_reuse: meta.warehouse_build_info comes from a build that recorded no fingerprints: nothing is reused', info=True) -%}
+            {%- do run_query('delete from ' ~ state) -%}
+        {%- endif -%}
+    {%- endif -%}
+    {#- tables changed outside dbt since their signature was recorded: a new fingerprint, so
+        they and everything downstream are built again (or, when not selected, their children) -#}
+    {%- set tables = build_reuse_table_nodes() -%}
+    {%- set latest = build_reuse_lookup(tables.keys() | list) -%}
+    {%- set current = build_reuse_storage_signatures(tables) -%}
+    {%- for uid, row in latest.items() -%}
+        {%- if row.storage is not none and uid in current and current[uid] != row.storage -%}
+            {%- do log('build_reuse: ' ~ tables[uid] ~ ' was changed outside dbt: it and its descendants are rebuilt', info=True) -%}
+            {%- do build_reuse_record(uid, 'changed outside dbt: ' ~ invocation_id, 'changed', current[uid]) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- set latest = build_reuse_lookup(graph.sources.keys() | list) -%}
+    {%- for source_id, source_node in graph.sources.items() -%}
+        {%- set glob = build_reuse_source_glob(source_node) -%}
+        {%- set fingerprint = build_reuse_files_fingerprint(glob) if glob else 'unreadable:' ~ invocation_id -%}
+        {%- if latest.get(source_id, {}).get('fingerprint') != fingerprint -%}
+            {%- do build_reuse_record(source_id, fingerprint, 'source', none) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {{ return('') }}
+{% endmacro %}
+
+{#- on-run-end: drop superseded rows, say what was reused. -#}
+{% macro build_reuse_on_run_end(results) %}
+    {%- if not execute or flags.WHICH not in build_reuse_commands() -%}{{ return('') }}{%- endif -%}
+    {%- set state = build_reuse_relation() -%}
+    {%- do run_query(
+        'delete from ' ~ state ~ ' as s using (select unique_id, max(recorded_at) as last_at from ' ~ state
+        ~ ' group by unique_id) as l where s.unique_id = l.unique_id and s.recorded_at < l.last_at') -%}
+    {#- the storage signatures of the tables this run built or kept, after a checkpoint (so
+        that they are the blocks the next run finds) -#}
+    {%- set tables = build_reuse_table_nodes() -%}
+    {%- set done = {} -%}
+    {%- for r in results if r.node.unique_id in tables and (r.status | string) == 'success' -%}
+        {%- do done.update({r.node.unique_id: tables[r.node.unique_id]}) -%}
+    {%- endfor -%}
+    {%- if done -%}
+        {%- do run_query('checkpoint') -%}
+        {%- set values = [] -%}
+        {%- for uid, sig in build_reuse_storage_signatures(done).items() -%}
+            {%- do values.append('(' ~ sql_string(uid) ~ ', ' ~ sql_string(sig) ~ ')') -%}
+        {%- endfor -%}
+        {%- if values -%}
+            {%- do run_query(
+                'update ' ~ state ~ ' as s set storage = v.sig from (values ' ~ (values | join(', ')) ~ ') as v(uid, sig)'
+                ~ ' where s.unique_id = v.uid and s.storage is null') -%}
+        {%- endif -%}
+    {%- endif -%}
+    {%- set counts = {'model': 0, 'seed': 0, 'test': 0, 'run': 0} -%}
+    {%- for r in results -%}
+        {%- set kind = r.node.resource_type | string -%}
+        {%- if (r.adapter_response or {}).get('code') == 'REUSED' and kind in counts -%}
+            {%- do counts.update({kind: counts[kind] + 1}) -%}
+        {%- elif kind in ('model', 'seed', 'test', 'unit_test') -%}
+            {%- do counts.update({'run': counts.run + 1}) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- do log('build_reuse: reused ' ~ counts.model ~ ' models, ' ~ counts.seed ~ ' seeds, ' ~ counts.test
+        ~ ' passing tests (unchanged inputs); ' ~ counts.run ~ ' models/seeds/tests ran'
+        ~ ('' if build_reuse_active() else ' (reuse off)'), info=True) -%}
+    {{ return('') }}
+{% endmacro %}
+
+{#- unique_id -> {fingerprint, status, storage, invocation_id} of the latest row of each id. -#}
+{% macro build_reuse_lookup(unique_ids) -%}
+    {%- set out = {} -%}
+    {%- if not unique_ids -%}{{ return(out) }}{%- endif -%}
+    {%- set ids = [] -%}
+    {%- for u in unique_ids -%}{%- do ids.append(sql_string(u)) -%}{%- endfor -%}
+    {%- set rows = run_query(
+        'select unique_id, fingerprint, status, storage, invocation_id from ' ~ build_reuse_relation()
+        ~ ' where unique_id in (' ~ (ids | join(', ')) ~ ')'
+        ~ ' qualify row_number() over (partition by unique_id order by recorded_at desc) = 1').rows -%}
+    {%- for row in rows -%}
+        {%- do out.update({row[0]: {'fingerprint': row[1], 'status': row[2], 'storage': row[3], 'invocation_id': row[4]}}) -%}
+    {%- endfor -%}
+    {{ return(out) }}
+{%- endmacro %}
+
+{% macro build_reuse_record(unique_id, fingerprint, status, storage=none) -%}
+    {%- if fingerprint is none -%}{{ return('') }}{%- endif -%}
+    {#- in the node's transaction if one is open (a test's), else a new one; committed here -#}
+    {%- call statement('build_reuse_record', auto_begin=True) -%}
+        insert into {{ build_reuse_relation() }} values ({{ sql_string(unique_id) }}, {{ sql_string(fingerprint) }},
+            {{ sql_string(status) }}, {{ sql_string(storage) if storage is not none else 'null' }}, {{ sql_string(invocation_id) }}, now())
+    {%- endcall -%}
+    {%- do adapter.commit() -%}
+{%- endmacro %}
+
+{#- The sources whose glob the code reads without source() (e.g. parquet_file_metadata). -#}
+{% macro build_reuse_sources_in_code(code) -%}
+    {%- set found = [] -%}
+    {%- for source_id, source_node in graph.sources.items() -%}
+        {%- set glob = build_reuse_source_glob(source_node) -%}
+        {%- if glob and glob in code -%}{%- do found.append(source_id) -%}{%- endif -%}
+    {%- endfor -%}
+    {{ return(found) }}
+{%- endmacro %}
+
+{#- What a materialization needs: {fingerprint (none: unknown), reuse (bool), reason, recorded}.
+    `relation`: the node's table (checked to exist with the recorded row count), or none. -#}
+{% macro build_reuse_decide(node, relation) -%}
+    {#- the database name (the warehouse file's stem) as a quoted identifier, in SQL and in a
+        Python model's generated preamble (database = "w", refs as \"w\".\"schema\"...) -#}
+    {%- set code = (node.get('compiled_code') or '')
+        | replace('\\"' ~ target.database ~ '\\"', '<database>')
+        | replace('"' ~ target.database ~ '"', '<database>') -%}
+    {%- set parents = (node.depends_on.nodes | list) + build_reuse_sources_in_code(code) -%}
+    {%- set parents = parents | unique | sort -%}
+    {%- set recorded = build_reuse_lookup(parents + [node.unique_id]) -%}
+    {%- set parent_fingerprints = [] -%}
+    {%- set missing = [] -%}
+    {%- for p in parents -%}
+        {%- if p in recorded -%}
+            {%- do parent_fingerprints.append([p, recorded[p].fingerprint]) -%}
+        {%- else -%}
+            {%- do missing.append(p) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- set payload = {
+        'rule': 1,
+        'unique_id': node.unique_id,
+        'code': code,
+        'config': node.config,
+        'columns': node.get('columns', {}),
+        'description': node.get('description', ''),
+        'checksum': node.checksum.checksum if node.resource_type == 'seed' else '',
+        'parents': parent_fingerprints,
+    } -%}
+    {%- set serialized = tojson(payload, sort_keys=True) -%}
+    {%- set fingerprint = none if (missing or serialized is none) else local_md5(serialized) -%}
+    {%- set own = recorded.get(node.unique_id) -%}
+    {%- set decision = {'fingerprint': fingerprint, 'reuse': false, 'reason': '', 'recorded': own} -%}
+    {%- if not build_reuse_active() -%}
+        {%- do decision.update({'reason': 'reuse off'}) -%}
+    {%- elif (node.config.get('meta') or {}).get('build_reuse', true) in [false, 'false', 'never'] -%}
+        {%- do decision.update({'reason': 'always built (meta.build_reuse: false)'}) -%}
+    {%- elif fingerprint is none -%}
+        {%- do decision.update({'reason': 'no recorded fingerprint for ' ~ (missing | join(', '))}) -%}
+    {%- elif own is none or own.fingerprint != fingerprint -%}
+        {%- do decision.update({'reason': 'inputs changed'}) -%}
+    {%- elif relation is none and node.resource_type != 'test' -%}
+        {%- do decision.update({'reason': 'a view: always recreated'}) -%}
+    {%- elif node.resource_type == 'test' -%}
+        {%- do decision.update({'reuse': own.status == 'pass', 'reason': 'last status ' ~ own.status}) -%}
+    {%- else -%}
+        {%- set existing = load_cached_relation(relation) -%}
+        {%- if existing is none or not existing.is_table -%}
+            {%- do decision.update({'reason': 'relation missing'}) -%}
+        {%- elif own.storage is none -%}
+            {#- recorded, but no on-run-end has verified its storage since (a killed build) -#}
+            {%- do decision.update({'reason': 'storage not verified'}) -%}
+        {%- else -%}
+            {%- do decision.update({'reuse': true}) -%}
+        {%- endif -%}
+    {%- endif -%}
+    {%- if not decision.reuse -%}
+        {%- do log('build_reuse: building ' ~ node.unique_id ~ ' (' ~ decision.reason ~ ')') -%}
+    {%- endif -%}
+    {{ return(decision) }}
+{%- endmacro %}
+
+{#- After a node was built: its fingerprint (the storage signature follows at on-run-end). -#}
+{% macro build_reuse_record_relation(node, decision, relation, status='success') -%}
+    {%- do build_reuse_record(node.unique_id, decision.fingerprint, status) -%}
+{%- endmacro %}
+
+{% macro build_reuse_log_reused(node) -%}
+    {%- do log('build_reuse: reused ' ~ node.unique_id ~ ' (unchanged inputs)', info=True) -%}
+{%- endmacro %}
