@@ -45,13 +45,13 @@ build: install
 	$(BIN)/dbt build
 
 test: install lint
-	$(BIN)/python -m pytest -m "not spark and not clients"
+	$(BIN)/python -m pytest -n $(NPROC) --dist loadfile --no-loadscope-reorder -m "not spark and not clients"
 
 # sqlfluff's dbt templater opens the profile's DuckDB file and holds its write lock while it
 # compiles (about a minute): lint on an in-memory DuckDB, never on $(DUCKDB_PATH).
 LINT_PATHS ?= models analyses tests
 lint: install
-	DUCKDB_PATH=:memory: $(BIN)/sqlfluff lint $(LINT_PATHS)
+	DUCKDB_PATH=:memory: $(BIN)/sqlfluff lint --processes $(NPROC) $(LINT_PATHS)
 
 docs: install
 	$(BIN)/dbt docs generate

@@ -4,11 +4,17 @@ and query the result read-only.
 The build runs once per test session (``warehouse``); tests that need another seed or
 broken inputs call :func:`run_dbt` themselves with their own ``RAW_DATA_DIR`` and
 ``DUCKDB_PATH``.
+
+Under pytest-xdist (``make test`` runs one worker per core, ``--dist loadfile``) the generated data and the
+session build are made once for all workers, in a folder beside the workers' own temporary
+folders, under a file lock; each worker then queries its own copy of the built file (a test's
+``dbt show`` or ``dbt docs generate`` opens it for writing, which would lock the other worker out).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -55,10 +61,8 @@ def run_dbt(args: list[str], raw_dir, duckdb_path, work_dir: Path, check: bool =
             **extra_env: str) -> DbtResult:
     """Run the dbt CLI from the repo root against ``raw_dir`` into ``duckdb_path``."""
     work_dir.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.run(
-        [DBT, *args], cwd=REPO, env=dbt_env(raw_dir, duckdb_path, work_dir, **extra_env),
-        capture_output=True, text=True,
-    )
+    env = dbt_env(raw_dir, duckdb_path, work_dir, **extra_env)
+    proc = subprocess.run([DBT, *args], cwd=REPO, env=env, capture_output=True, text=True)
     result = DbtResult(proc.returncode, proc.stdout, proc.stderr)
     if check and proc.returncode != 0:
         raise AssertionError(f"dbt {' '.join(args)} failed:\n{result.output[-8000:]}")
@@ -97,9 +101,31 @@ def generate_raw(out_dir: Path, seed: int = TEST_SEED, scale: float = TEST_SCALE
     return generate(out_dir, seed=seed, scale=scale, progress=False)
 
 
+def shared_once(tmp_path_factory, name: str, make) -> Path | None:
+    """Under pytest-xdist: the folder ``name`` shared by every worker of this run, made by
+    ``make(folder)`` in the first worker that asks (the others wait on its lock). ``None`` when
+    not under xdist."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return None
+    from filelock import FileLock
+
+    folder = tmp_path_factory.getbasetemp().parent / name
+    with FileLock(str(folder) + ".lock"):
+        done = folder / ".done"
+        if not done.exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir(parents=True)
+            make(folder)
+            done.touch()
+    return folder
+
+
 @pytest.fixture(scope="session")
 def raw_dir(tmp_path_factory) -> Path:
-    """A fresh generated raw dataset in the Hub layout (never the bundled sample)."""
+    """A fresh generated raw dataset in the Hub layout (never the bundled sample); read-only."""
+    shared = shared_once(tmp_path_factory, "shared_raw", generate_raw)
+    if shared is not None:
+        return shared
     out = tmp_path_factory.mktemp("raw")
     generate_raw(out)
     return out
@@ -110,5 +136,31 @@ def warehouse(raw_dir, tmp_path_factory) -> Warehouse:
     """`dbt build` (models, seeds, data tests, unit tests) on the generated raw data."""
     work = tmp_path_factory.mktemp("build")
     db = work / "warehouse.duckdb"
-    run_dbt(["build"], raw_dir, db, work)
+    shared = shared_once(tmp_path_factory, "shared_build",
+                         lambda folder: run_dbt(["build"], raw_dir, folder / db.name, folder))
+    if shared is None:
+        run_dbt(["build"], raw_dir, db, work)
+        return Warehouse(db, raw_dir, work)
+    # this worker's copy: the file (and a WAL if the build left one) and the build's target/
+    for built in shared.glob(db.name + "*"):
+        shutil.copy2(built, work / built.name)
+    shutil.copytree(shared / "target", work / "target")
     return Warehouse(db, raw_dir, work)
+
+
+# The costliest modules first (pytest-xdist's --dist loadfile --no-loadscope-reorder hands out
+# whole modules in collection order: the long ones start early instead of last). Serial runs
+# keep pytest's order.
+FIRST_MODULES = [
+    "test_faults.py", "test_build_reuse.py", "test_bad_values.py", "test_raw_inputs.py",
+    "test_raw_contract.py", "test_bench_smoke.py", "test_determinism.py", "test_everyday.py",
+    "test_make.py", "test_code_ultrafeedback.py", "test_provenance.py", "test_ultrafeedback.py",
+    "test_rever.py", "test_accounting.py", "test_export.py", "test_sentiment_reuse.py", "test_docs.py",
+]
+
+
+def pytest_collection_modifyitems(config, items):
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    rank = {name: i for i, name in enumerate(FIRST_MODULES)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: order within a module kept
