@@ -1048,6 +1048,19 @@ def damage(path: Path, how: str) -> None:
             con.execute("select * from read_parquet(?)", [str(path)]).fetchall()
 
 
+def test_a_failure_that_is_not_a_raw_file_names_no_raw_file(raw_dir, monkeypatch):
+    """A statement that reads the raw files through the staging views names no file; on a failure
+    every raw file is checked, and healthy files must not be reported (an Out of Memory in a mart
+    is not a damaged download)."""
+    from preftools.dbt_lock_check import raw_file_message, unreadable_parquet
+
+    files = sorted(raw_dir.rglob("*.parquet"))
+    assert files and all(unreadable_parquet(str(f)) is None for f in files)
+    monkeypatch.setenv("RAW_DATA_DIR", str(raw_dir))
+    sql = 'create table "main"."ultrafeedback_curated__dbt_tmp" as (select * from "staging"."stg_ultrafeedback__prompts")'
+    assert raw_file_message("Out of Memory Error: failed to pin block", sql) is None
+
+
 @pytest.mark.parametrize("how", ["truncated", "corrupt_row_group", "garbage"])
 def test_corrupt_raw_file_fails_naming_it_and_keeps_the_marts(lane, raw_dir, new, how):
     """A copy of the session warehouse, the UltraFeedback file damaged: the build fails with one line
