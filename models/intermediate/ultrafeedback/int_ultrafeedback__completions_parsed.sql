@@ -60,8 +60,9 @@ flattened as (
 
         ---------- completion
         completion.model as model,  -- noqa: AL09
-        -- the texts stay in the raw files (int_ultrafeedback__completion_texts); the critique's
-        -- md5 is the key of its VADER score
+        -- the texts are in int_ultrafeedback__completion_texts; their md5s are kept here: the
+        -- critique's is the key of its VADER score, the response's matches argilla's published picks
+        md5(completion.response) as response_md5,
         md5(completion.critique) as critique_md5,
         completion.overall_score as overall_score,  -- noqa: AL09
         completion.published_average_rating as published_average_rating,  -- noqa: AL09

@@ -65,31 +65,17 @@ recomputed as (
 
 ),
 
-completion_texts as (
+completions as (
 
     select
         prompt_id,
         completion_index,
-        response
-    from {{ ref('int_ultrafeedback__completion_texts') }}
-
-),
-
-completions as (
-
-    select
-        parsed.prompt_id,
-        parsed.completion_index,
-        parsed.model,
-        md5(completion_texts.response) as response_md5,
-        parsed.average_rating,
-        parsed.published_average_rating,
-        parsed.overall_score
-    from {{ ref('int_ultrafeedback__completions_parsed') }} as parsed
-    inner join completion_texts
-        on
-            parsed.prompt_id = completion_texts.prompt_id
-            and parsed.completion_index = completion_texts.completion_index
+        model,
+        response_md5,
+        average_rating,
+        published_average_rating,
+        overall_score
+    from {{ ref('int_ultrafeedback__completions_parsed') }}
 
 ),
 
