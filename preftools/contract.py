@@ -136,11 +136,26 @@ class RawDataset:
     schema: pa.Schema
     upstream_rows: int  # rows in the upstream train split (scale 1.0)
 
-    def data_dir(self, raw_data_dir: str | Path) -> Path:
-        return Path(raw_data_dir) / self.hub_id / "data"
+    def repo_dir(self, raw_data_dir: str | Path) -> Path:
+        """The local copy of the Hub repo: ``$RAW_DATA_DIR/<org>/<dataset>``."""
+        return Path(raw_data_dir) / self.hub_id
 
-    def glob(self, raw_data_dir: str) -> str:
-        return f"{str(raw_data_dir).rstrip('/')}/{self.hub_id}/data/*.parquet"
+    def data_dir(self, raw_data_dir: str | Path) -> Path:
+        """``<repo>/data``: where the generator writes Parquet shards (one of the Hub's layouts)."""
+        return self.repo_dir(raw_data_dir) / "data"
+
+    def data_files(self, raw_data_dir: str | Path) -> list[Path]:
+        """The repo's data files (Parquet or JSON, any Hub layout; :mod:`preftools.hub_layout`)."""
+        from preftools.hub_layout import local_data_files
+
+        repo = self.repo_dir(raw_data_dir)
+        return [repo / f.path for f in local_data_files(repo)]
+
+    def read(self, raw_data_dir: str | Path) -> pa.Table:
+        """All rows of the repo's data files, in file order, as the build reads them."""
+        from preftools.hub_layout import read_table
+
+        return read_table(self.repo_dir(raw_data_dir))
 
 
 DATASETS: tuple[RawDataset, ...] = (

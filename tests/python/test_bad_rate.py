@@ -78,7 +78,7 @@ def _misplaced(con, sql: str) -> list:
 def test_every_planted_row_is_where_promised(planted_build):
     raw, db, manifest, _ = planted_build
     planted = _planted_table(manifest)  # noqa: F841 - read by the queries below
-    glob = {d.key: f"'{d.glob(str(raw))}'" for d in C.DATASETS}
+    glob = {d.key: "[" + ", ".join(f"'{f}'" for f in d.data_files(raw)) + "]" for d in C.DATASETS}
     con = duckdb.connect(str(db), read_only=True)
     con.register("planted", planted)
     bad = {}
