@@ -1,6 +1,6 @@
 """The scan floor: DuckDB reading, once, every raw column the models use, into one aggregate.
 
-No build can beat this: it decodes the same Parquet columns the staging models project
+No build can beat this: it decodes the same raw columns the staging models project
 (models/staging/*/stg_*.sql; keep the two in step) and does nothing else with them but sum
 their lengths. It runs with the same DuckDB ``threads`` and ``memory_limit`` as the build.
 
@@ -20,8 +20,8 @@ from pathlib import Path
 import duckdb
 
 from benchmarks.reference import HUB_IDS
+from preftools.contract import DATASETS_BY_KEY
 
-HUB_IDS_ALL = {**HUB_IDS, "code_ultrafeedback_standard": "RLHFlow/CodeUltraFeedback-standard"}
 
 
 def _len(expr: str) -> str:
@@ -83,9 +83,13 @@ def scan_floor(raw_dir: Path, threads: int, memory_limit: str) -> dict:
     checksums: dict[str, float] = {}
     total = time.perf_counter()
     for key, sql in FLOOR_SQL.items():
-        glob = f"{str(raw_dir).rstrip('/')}/{HUB_IDS_ALL[key]}/data/*.parquet"
+        files = [str(f) for f in DATASETS_BY_KEY[key].data_files(raw_dir)]
+        if not all(f.endswith(".parquet") for f in files):
+            # the JSON reader numbers no rows; WITH ORDINALITY does (the build reads JSON so too)
+            sql = sql.replace("read_parquet(?, filename = true, file_row_number = true)",
+                              "(select *, ordinality - 1 as file_row_number from read_json(?, filename = true) with ordinality)")
         t = time.perf_counter()
-        checksums[key] = float(con.execute(sql, [glob]).fetchone()[0] or 0)
+        checksums[key] = float(con.execute(sql, [files]).fetchone()[0] or 0)
         seconds[key] = round(time.perf_counter() - t, 3)
     return {"seconds": round(time.perf_counter() - total, 3), "per_dataset": seconds, "checksums": checksums}
 

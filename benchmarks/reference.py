@@ -45,6 +45,8 @@ from typing import Any, Iterator
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from preftools.hub_layout import local_data_files, read_table
+
 HUB_IDS = {
     "ultrafeedback": "argilla/ultrafeedback-binarized-curation",
     "code_ultrafeedback": "coseal/CodeUltraFeedback",
@@ -60,22 +62,32 @@ BATCH_ROWS = 1000
 # ----------------------------------------------------------------------------- reading
 
 def iter_rows(raw_dir: Path, key: str, columns: list[str] | None) -> Iterator[tuple[str, int, dict]]:
-    """(file basename, 0-based row in file, row as a dict) for every raw row, files in name order.
-    ``columns=None`` decodes whole rows, as ``for example in load_dataset(...)`` does."""
-    files = sorted((Path(raw_dir) / HUB_IDS[key] / "data").glob("*.parquet"))
+    """(file basename, 0-based row in file, row as a dict) for every raw row, files in the Hub's
+    order (preftools.hub_layout). ``columns=None`` decodes whole rows, as ``for example in
+    load_dataset(...)`` does."""
+    repo = Path(raw_dir) / HUB_IDS[key]
+    files = local_data_files(repo)
     if not files:
-        raise FileNotFoundError(f"no Parquet file for {key} under {raw_dir}")
-    for path in files:
+        raise FileNotFoundError(f"no data file for {key} under {raw_dir}")
+    for f in files:
+        path = repo / f.path
         row_number = 0
-        for batch in pq.ParquetFile(path).iter_batches(batch_size=BATCH_ROWS, columns=columns):
+        if f.format == "parquet":
+            batches = pq.ParquetFile(path).iter_batches(batch_size=BATCH_ROWS, columns=columns)
+        else:
+            table = read_table(repo, [f])
+            batches = (table.select(columns) if columns else table).to_batches(BATCH_ROWS)
+        for batch in batches:
             for row in batch.to_pylist():
                 yield path.name, row_number, row
                 row_number += 1
 
 
 def prompt_key(dataset: str, source_file: str, source_row: int) -> str:
-    """The warehouse's documented raw-row key: md5 of '<dataset>:<file name>:<row>'."""
-    return md5(f"{dataset}:{source_file}:{source_row}".encode()).hexdigest()
+    """The warehouse's documented raw-row key: md5 of '<dataset>:<file name without its format
+    suffix (.parquet, .jsonl.gz, ...)>:<row>'."""
+    stem = re.sub(r"(\.parquet|\.jsonl?(\.gz|\.zst)?)$", "", source_file)
+    return md5(f"{dataset}:{stem}:{source_row}".encode()).hexdigest()
 
 
 # ----------------------------------------------------------------------------- UltraFeedback

@@ -1,5 +1,5 @@
-{#- Checks run before anything is built (on-run-start): every enabled dataset has files under
-    RAW_DATA_DIR in the Hub layout, and every file carries the contract's columns in types that
+{#- Checks run before anything is built (on-run-start): every enabled dataset has data files under
+    RAW_DATA_DIR in a Hub layout (Parquet or JSON, macros/raw_files.sql), and every file carries the contract's columns in types that
     hold the same values (the rule of preftools/contract.py, raw_type_problem below; staging
     casts them back with raw_columns_as_contract). All problems are collected and reported
     together, one line each, naming the dataset, the file, the column and what to do; nothing
@@ -34,22 +34,32 @@
     {%- set rule = raw_type_rule() -%}
     {%- set problems = [] -%}
     {%- for key, spec in raw_contract().items() if spec.group in groups -%}
-        {%- set pattern = raw_dir ~ '/' ~ spec.hub_id ~ '/data/*.parquet' -%}
-        {%- set files = run_query('select file from glob(' ~ sql_string(pattern) ~ ') order by file').columns[0].values() -%}
+        {%- set repo = raw_dir ~ '/' ~ spec.hub_id -%}
+        {%- set files = raw_dataset_files(spec.hub_id) -%}
+        {%- set names = files | map(attribute='path') | list -%}
+        {%- set basenames = [] -%}
+        {%- for f in files -%}{%- do basenames.append(f.path.split('/')[-1]) -%}{%- endfor -%}
         {%- if files | length == 0 -%}
             {%- do problems.append(
-                'missing dataset ' ~ spec.hub_id ~ ' (group ' ~ spec.group ~ '): no file matches ' ~ pattern
+                'missing dataset ' ~ spec.hub_id ~ ' (group ' ~ spec.group ~ '): no data file (Parquet or JSON in a Hub layout) under ' ~ repo
                 ~ ' -- generate sample data with `python -m preftools.generate --out ' ~ raw_dir ~ '`'
                 ~ ', fetch the real data with `RAW_DATA_DIR=' ~ raw_dir ~ ' make fetch`'
                 ~ ', or build without it: --vars "{datasets: [' ~ (groups | reject('equalto', spec.group) | join(', ')) ~ ']}"'
+            ) -%}
+        {%- elif basenames | unique | list | length < basenames | length -%}
+            {%- do problems.append(
+                'dataset ' ~ spec.hub_id ~ ': two data files share a file name (' ~ (names | join(', '))
+                ~ ') -- the warehouse keys raw rows by file name and row; read one split or config at a time'
             ) -%}
         {%- else -%}
             {%- set expected_trees = {} -%}
             {%- for column, expected in spec.columns.items() -%}
                 {%- do expected_trees.update({column: raw_type_tree(expected)}) -%}
             {%- endfor -%}
-            {%- for file in files -%}
-                {%- set described = run_query('describe select * from read_parquet(' ~ sql_string(file) ~ ')') -%}
+            {%- for f in files -%}
+                {%- set file = f.full -%}
+                {%- set reader = 'read_parquet' if f.format == 'parquet' else 'read_json' -%}
+                {%- set described = run_query('describe select * from ' ~ reader ~ '(' ~ sql_string(file) ~ ')') -%}
                 {%- set found = {} -%}
                 {%- for row in described.rows -%}{%- do found.update({row[0]: row[1]}) -%}{%- endfor -%}
                 {%- for column, expected in spec.columns.items() -%}

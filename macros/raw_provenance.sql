@@ -3,8 +3,8 @@
       fetch.lock.json          written by `make fetch` (preftools.fetch): each dataset's Hub commit
                                and its files with name, size and sha256;
       _generator_manifest.json written by preftools.generate: seed, scale, text_length, files.
-    Per enabled dataset: its commit when the lock file has it and the dataset's data/*.parquet
-    still have the recorded names and sizes (a re-fetch, a regeneration or a copied-in file
+    Per enabled dataset: its commit when the lock file has it and the dataset's data files
+    (macros/raw_files.sql) still have the recorded repo paths and sizes (a re-fetch, a regeneration or a copied-in file
     shows as a difference; sha256 is not recomputed at build time); else "generated, seed N,
     scale S" when the generator's manifest lists its files; else "unknown". The column holds
       a JSON object {"<hub_id>": "<commit or text>", ...} when any dataset has a commit,
@@ -52,31 +52,38 @@
 
 {#- The JSON object in a small file, {} when it is absent or not a JSON object. -#}
 {% macro raw_provenance_json(path) %}
-    {%- set text = adapter.dispatch('raw_provenance_text', 'preference_warehouse')(path) -%}
+    {%- set text = adapter.dispatch('raw_read_text', 'preference_warehouse')(path) -%}
     {%- set parsed = fromjson(text, {}) if text else {} -%}
     {{ return(parsed if parsed is mapping else {}) }}
 {% endmacro %}
 
-{#- Does <raw_dir>/<hub_id>/data/*.parquet hold exactly the files (names and sizes) of a lock entry? -#}
+{#- Are the dataset's data files (raw_dataset_files) exactly the files of a lock entry, by repo
+    path and size? -#}
 {% macro raw_files_match_lock(raw_dir, hub_id, entry) %}
     {%- set expected = {} -%}
     {%- for f in entry.get('files') or [] if f is mapping -%}
-        {%- do expected.update({(f.get('path') | string).split('/')[-1]: f.get('size')}) -%}
+        {%- do expected.update({f.get('path') | string: f.get('size')}) -%}
     {%- endfor -%}
-    {%- set found = adapter.dispatch('raw_provenance_sizes', 'preference_warehouse')(raw_dir ~ '/' ~ hub_id ~ '/data/*.parquet') -%}
+    {%- set files = raw_dataset_files(hub_id, raw_dir=raw_dir) -%}
+    {%- set found = adapter.dispatch('raw_provenance_sizes', 'preference_warehouse')(files) if files else {} -%}
     {{ return(expected | length > 0 and found == expected) }}
 {% endmacro %}
 
 {#- DuckDB: read_text and read_blob give no rows (not an error) for a path that matches no file. -#}
-{% macro default__raw_provenance_text(path) %}
+{% macro default__raw_read_text(path) %}
     {%- set rows = run_query('select content from read_text(' ~ sql_string(path) ~ ')').rows -%}
     {{ return(rows[0][0] if rows | length > 0 else none) }}
 {% endmacro %}
 
-{% macro default__raw_provenance_sizes(pattern) %}
+{#- {repo path: size} of raw_dataset_files() entries. -#}
+{% macro default__raw_provenance_sizes(files) %}
+    {%- set by_full = {} -%}
+    {%- for f in files -%}{%- do by_full.update({f.full: f.path}) -%}{%- endfor -%}
+    {%- set quoted = [] -%}
+    {%- for f in files -%}{%- do quoted.append(sql_string(f.full)) -%}{%- endfor -%}
     {%- set found = {} -%}
-    {%- for row in run_query('select filename, size from read_blob(' ~ sql_string(pattern) ~ ')').rows -%}
-        {%- do found.update({(row[0] | string).split('/')[-1]: row[1] | int}) -%}
+    {%- for row in run_query('select filename, size from read_blob([' ~ (quoted | join(', ')) ~ '])').rows -%}
+        {%- do found.update({by_full.get(row[0] | string, row[0] | string): row[1] | int}) -%}
     {%- endfor -%}
     {{ return(found) }}
 {% endmacro %}
@@ -84,7 +91,7 @@
 {#- Spark: a missing path is an error for its file sources, so the file is looked for with a
     name filter over its folder (no match: no rows). Spark skips names starting with `_` or `.`,
     so the generator's manifest cannot be read there: generated data shows as "unknown". -#}
-{% macro spark__raw_provenance_text(path) %}
+{% macro spark__raw_read_text(path) %}
     {%- set folder, name = path.rsplit('/', 1) -%}
     {%- if name.startswith('_') or name.startswith('.') -%}{{ return(none) }}{%- endif -%}
     {%- do run_query(
@@ -94,11 +101,12 @@
     {{ return(rows[0][0] if rows | length > 0 else none) }}
 {% endmacro %}
 
-{% macro spark__raw_provenance_sizes(pattern) %}
+{% macro spark__raw_provenance_sizes(files) %}
     {%- set found = {} -%}
-    {%- set quoted = '`' ~ (pattern | replace('`', '``')) ~ '`' -%}
-    {%- for row in run_query('select path, length from binaryFile.' ~ quoted).rows -%}
-        {%- do found.update({(row[0] | string).split('/')[-1]: row[1] | int}) -%}
+    {%- for f in files -%}
+        {%- for row in run_query('select length from binaryFile.' ~ spark_path(f.full)).rows -%}
+            {%- do found.update({f.path: row[0] | int}) -%}
+        {%- endfor -%}
     {%- endfor -%}
     {{ return(found) }}
 {% endmacro %}

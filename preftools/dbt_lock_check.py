@@ -13,7 +13,7 @@
   back; every mart holds its previous version or the one this build finished).
 - **A corrupt raw file.** DuckDB's Parquet reader reports some damage without naming the file
   (``don't know what type``, ``dictionary offset out of range``...), and the rest with a SQL
-  excerpt. When a statement that reads raw Parquet fails, each file it reads is read in full
+  excerpt. When a statement that reads raw data files fails, each file it reads is read in full
   once more, and the first one that cannot be read is named in one line with what to do. A
   statement that reads them through the staging views names no file: then every raw dataset's
   files under ``RAW_DATA_DIR`` are checked (once per file in the process).
@@ -42,7 +42,7 @@ from preftools.warehouse import is_lock_error, lock_holder
 
 _NO_SPACE = "No space left on device"
 _WRITTEN_FILE = re.compile(r"""["'](?P<path>[^"']+)["']\s*:?\s*No space left on device""")
-_READ_PARQUET = re.compile(r"read_parquet\(\s*'(?P<glob>(?:[^']|'')*)'", re.IGNORECASE)
+_READ_RAW = re.compile(r"read_(?:parquet|json)\(\s*'(?P<glob>(?:[^']|'')*)'", re.IGNORECASE)
 
 
 def holder_command(pid: int | str) -> str | None:
@@ -103,11 +103,13 @@ def disk_full_message(error: str, warehouse: str | None = None) -> str | None:
 # a corrupt raw file
 
 
-def unreadable_parquet(path: str) -> str | None:
-    """Why DuckDB cannot read every row and column of the Parquet file ``path``, or None if it can."""
+def unreadable_file(path: str) -> str | None:
+    """Why DuckDB cannot read every row and column of the raw data file ``path`` (Parquet, else
+    JSON), or None if it can."""
     try:
         with duckdb.connect() as con:
-            for _ in con.read_parquet(path).to_arrow_reader(65536):
+            relation = con.read_parquet(path) if path.lower().endswith(".parquet") else con.read_json(path)
+            for _ in relation.to_arrow_reader(65536):
                 pass
     except duckdb.Error as exc:  # any failure of DuckDB to read is the answer (not a bug of ours)
         first = str(exc).strip().split("\n")[0]  # not DuckDB's "LINE 1: select ..." excerpt
@@ -116,33 +118,33 @@ def unreadable_parquet(path: str) -> str | None:
 
 
 def raw_globs(sql: str) -> list[str]:
-    """The Parquet globs a failed ``sql`` may have read: its own ``read_parquet(...)`` calls; when it has
-    none, it read the raw files through the staging views (their SQL holds the globs, not the failed
-    statement), so every raw dataset's files under ``RAW_DATA_DIR``."""
-    globs = [m["glob"].replace("''", "'") for m in _READ_PARQUET.finditer(sql or "")]
+    """The raw files a failed ``sql`` may have read: its own ``read_parquet(...)``/``read_json(...)``
+    calls; when it has none, it read the raw files through the staging views (their SQL names the
+    files, not the failed statement), so every raw dataset's data files under ``RAW_DATA_DIR``."""
+    globs = [m["glob"].replace("''", "'") for m in _READ_RAW.finditer(sql or "")]
     raw = os.environ.get("RAW_DATA_DIR")
     if globs or not raw:
         return globs
     from preftools.contract import DATASETS
 
-    return [str(dataset.data_dir(raw) / "*.parquet") for dataset in DATASETS]
+    return [str(path) for dataset in DATASETS for path in dataset.data_files(raw)]
 
 
 _READ_CHECKS: dict[tuple[str, int, int], str | None] = {}
 
 
 def _unreadable_cached(path: str) -> str | None:
-    """:func:`unreadable_parquet`, once per file version in this process (several statements of one
+    """:func:`unreadable_file`, once per file version in this process (several statements of one
     build can fail on the same file; each would read it whole again)."""
     stat = os.stat(path)
     key = (path, stat.st_size, stat.st_mtime_ns)
     if key not in _READ_CHECKS:
-        _READ_CHECKS[key] = unreadable_parquet(path)
+        _READ_CHECKS[key] = unreadable_file(path)
     return _READ_CHECKS[key]
 
 
 def raw_file_message(error: str, sql: str) -> str | None:
-    """When ``sql`` reads Parquet files and failed, the first of its files that cannot be read, in one line."""
+    """When ``sql`` reads raw data files and failed, the first of its files that cannot be read, in one line."""
     globs = raw_globs(sql)
     checked: set[str] = set()
     for pattern in globs:

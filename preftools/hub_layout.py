@@ -64,7 +64,9 @@ def card_configs(card_text: str | None) -> dict[str, dict]:
         data = DatasetCard(card_text).data
         return dict(MetadataConfigs.from_dataset_card_data(data))
     except ValueError as exc:
-        raise LayoutError(f"the card's `configs:` cannot be read: {exc} -- fix README.md's front matter") from exc
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise LayoutError(f"README.md `configs:` cannot be read ({first}) -- write data_files as a path "
+                          "pattern, a list of them, or a list of {split, path} (Hub dataset card docs)") from exc
 
 
 def choose_config(configs: dict[str, dict], config: str | None) -> str | None:

@@ -4,22 +4,21 @@
     materializations.sql are declared for adapter='duckdb').
 
     The rule. Every node gets a fingerprint:
-      - a source: the raw files its read_parquet glob matches (external_location in the source
-        yml): for each file, its path, size and modification time (read_blob projected to
-        those columns reads no content; DuckDB gives the time in microseconds) and its Parquet
-        footer (parquet_file_metadata: rows, row groups, writer, footer size;
+      - a source: the raw data files it reads (the Hub's rule, macros/raw_files.sql): for each
+        file, its path, size and modification time (read_blob projected to those columns reads
+        no content; DuckDB gives the time in microseconds) and, for Parquet, its footer (parquet_file_metadata: rows, row groups, writer, footer size;
         parquet_metadata: each column chunk's sizes, value counts and min/max statistics). The
         footer part is there because a file rewritten within the file system's timestamp
         granularity (a few ms) with the same size would otherwise look unchanged; a rewrite
         that also keeps every chunk's sizes and statistics is not detected. Computed by the
         on-run-start hook (a file rewritten while the build runs is seen by the next build).
-        The glob holds RAW_DATA_DIR, which is also in the staging SQL: a build on another
+        The paths hold RAW_DATA_DIR, which is also in the staging SQL: a build on another
         folder rebuilds everything downstream of the sources, whatever the files hold.
       - a model, seed or data test: md5 of (its compiled code - SQL or Python - with the
         warehouse's database name taken out, so a copied/renamed warehouse file still matches;
         its whole config; its columns and description (persist_docs writes them as comments);
         for a seed the CSV's checksum; the fingerprints of its direct parents; and of every
-        source whose glob appears literally in its compiled code - stg_raw__files reads the
+        source one of whose files appears literally in its compiled code - stg_raw__files reads the
         raw footers without a source() on purpose).
       A parent's fingerprint is the one recorded for it in the state table: the one of the
       build that made the relation as it is now (this run's, when the parent ran before it,
@@ -66,51 +65,60 @@
     {{ return(['build', 'run', 'test', 'seed', 'snapshot', 'retry']) }}
 {%- endmacro %}
 
-{#- The glob of a source's read_parquet(...) external_location, or none. -#}
-{% macro build_reuse_source_glob(source_node) -%}
-    {%- set location = source_node.config.get('external_location') or source_node.meta.get('external_location') or '' -%}
-    {%- set found = modules.re.search("read_parquet\\(\\s*'((?:[^']|'')*)'", location) -%}
-    {{ return(found.group(1) if found else none) }}
+{#- The raw data files a source reads (raw_dataset_files), [] for a source outside the contract. -#}
+{% macro build_reuse_source_files(source_node) -%}
+    {%- for key, spec in raw_contract().items()
+            if spec.source_name == source_node.source_name and spec.table_name == source_node.name -%}
+        {{ return(raw_dataset_files(spec.hub_id)) }}
+    {%- endfor -%}
+    {{ return([]) }}
 {%- endmacro %}
 
-{#- The fingerprint of the raw files a glob matches (see the header). -#}
-{% macro build_reuse_files_fingerprint(glob) -%}
-    {%- set files = run_query('select file from glob(' ~ sql_string(glob | replace("''", "'")) ~ ') order by file').columns[0].values() -%}
+{#- The fingerprint of a source's raw data files (see the header). -#}
+{% macro build_reuse_files_fingerprint(files) -%}
     {%- if files | length == 0 -%}{{ return('no files') }}{%- endif -%}
     {%- set quoted = [] -%}
-    {%- for f in files -%}{%- do quoted.append(sql_string(f)) -%}{%- endfor -%}
+    {%- set parquet = [] -%}
+    {%- for f in files -%}
+        {%- do quoted.append(sql_string(f.full)) -%}
+        {%- if f.format == 'parquet' -%}{%- do parquet.append(sql_string(f.full)) -%}{%- endif -%}
+    {%- endfor -%}
     {%- set file_list = '[' ~ (quoted | join(', ')) ~ ']' -%}
     {%- set query -%}
-        with blobs as (
-            select filename, size, epoch_us(last_modified) as mtime_us
-            from read_blob({{ file_list }})
-        ),
-        footers as (
-            select file_name, num_rows, num_row_groups, created_by, footer_size, file_size_bytes
-            from parquet_file_metadata({{ file_list }})
-        ),
-        chunks as (
-            select
-                file_name,
-                string_agg(
-                    concat_ws(':', row_group_id, column_id, row_group_num_rows, num_values,
-                              total_compressed_size, total_uncompressed_size,
-                              coalesce(stats_min, ''), coalesce(stats_max, ''), coalesce(stats_null_count, -1)),
-                    ';' order by row_group_id, column_id
-                ) as chunk_list
-            from parquet_metadata({{ file_list }})
-            group by file_name
-        )
-        select md5(string_agg(
-            concat_ws('|', b.filename, b.size, b.mtime_us, f.num_rows, f.num_row_groups, f.created_by,
-                      f.footer_size, f.file_size_bytes, c.chunk_list),
-            chr(10) order by b.filename
-        ))
-        from blobs as b
-        left join footers as f on f.file_name = b.filename
-        left join chunks as c on c.file_name = b.filename
+        select string_agg(concat_ws('|', filename, size, epoch_us(last_modified)), chr(10) order by filename)
+        from read_blob({{ file_list }})
     {%- endset -%}
-    {{ return(run_query(query).columns[0].values()[0]) }}
+    {%- set parts = [run_query(query).columns[0].values()[0]] -%}
+    {%- if parquet -%}
+        {%- set parquet_list = '[' ~ (parquet | join(', ')) ~ ']' -%}
+        {%- set query -%}
+            with footers as (
+                select file_name, num_rows, num_row_groups, created_by, footer_size, file_size_bytes
+                from parquet_file_metadata({{ parquet_list }})
+            ),
+            chunks as (
+                select
+                    file_name,
+                    string_agg(
+                        concat_ws(':', row_group_id, column_id, row_group_num_rows, num_values,
+                                  total_compressed_size, total_uncompressed_size,
+                                  coalesce(stats_min, ''), coalesce(stats_max, ''), coalesce(stats_null_count, -1)),
+                        ';' order by row_group_id, column_id
+                    ) as chunk_list
+                from parquet_metadata({{ parquet_list }})
+                group by file_name
+            )
+            select string_agg(
+                concat_ws('|', f.file_name, f.num_rows, f.num_row_groups, f.created_by,
+                          f.footer_size, f.file_size_bytes, c.chunk_list),
+                chr(10) order by f.file_name
+            )
+            from footers as f
+            left join chunks as c on c.file_name = f.file_name
+        {%- endset -%}
+        {%- do parts.append(run_query(query).columns[0].values()[0]) -%}
+    {%- endif -%}
+    {{ return(local_md5(parts | join('|'))) }}
 {%- endmacro %}
 
 {#- unique_id -> "schema"."table" of every table model and seed of the project. -#}
@@ -195,8 +203,7 @@
     {%- endfor -%}
     {%- set latest = build_reuse_lookup(graph.sources.keys() | list) -%}
     {%- for source_id, source_node in graph.sources.items() -%}
-        {%- set glob = build_reuse_source_glob(source_node) -%}
-        {%- set fingerprint = build_reuse_files_fingerprint(glob) if glob else 'unreadable:' ~ invocation_id -%}
+        {%- set fingerprint = build_reuse_files_fingerprint(build_reuse_source_files(source_node)) -%}
         {%- if latest.get(source_id, {}).get('fingerprint') != fingerprint -%}
             {%- do build_reuse_record(source_id, fingerprint, 'source', none) -%}
         {%- endif -%}
@@ -271,12 +278,13 @@
     {%- do adapter.commit() -%}
 {%- endmacro %}
 
-{#- The sources whose glob the code reads without source() (e.g. parquet_file_metadata). -#}
+{#- The sources whose files the code reads without source() (e.g. parquet_file_metadata). -#}
 {% macro build_reuse_sources_in_code(code) -%}
     {%- set found = [] -%}
     {%- for source_id, source_node in graph.sources.items() -%}
-        {%- set glob = build_reuse_source_glob(source_node) -%}
-        {%- if glob and glob in code -%}{%- do found.append(source_id) -%}{%- endif -%}
+        {%- for f in build_reuse_source_files(source_node) if source_id not in found and sql_string(f.full) in code -%}
+            {%- do found.append(source_id) -%}
+        {%- endfor -%}
     {%- endfor -%}
     {{ return(found) }}
 {%- endmacro %}

@@ -1,24 +1,32 @@
-{#- Rows per raw Parquet file matching `glob`, from outside the staging path (the balance of
-    row_accounting compares them with what the marts kept and rejected): one row per file,
-    (source_file = the file's name without folder, n_rows).
-    DuckDB reads the count from each file's footer (parquet_file_metadata: no data page is read);
-    Spark has no footer function in SQL, so it counts the rows of each file. A file with no
-    rows gives n_rows = 0 on DuckDB and no row on Spark: the same sum either way. -#}
-{% macro raw_file_row_counts(glob) -%}
-    {{ return(adapter.dispatch('raw_file_row_counts', 'preference_warehouse')(glob)) }}
+{#- Rows per raw data file, from outside the staging path (the balance of row_accounting compares
+    them with what the marts kept and rejected): one row per file (source_file = the file's name,
+    n_rows). `files` as raw_dataset_files() gives them.
+    DuckDB reads a Parquet file's count from its footer (parquet_file_metadata: no data page is
+    read) and counts a JSON file's rows with its JSON reader; Spark counts the rows of each file.
+    A file with no rows gives n_rows = 0. -#}
+{% macro raw_file_row_counts(files) -%}
+    {{ return(adapter.dispatch('raw_file_row_counts', 'preference_warehouse')(files)) }}
 {%- endmacro %}
 
-{% macro default__raw_file_row_counts(glob) -%}
+{% macro default__raw_file_row_counts(files) -%}
+    {%- for f in files %}
     select
-        {{ file_basename('file_name') }} as source_file,
-        cast(num_rows as bigint) as n_rows
-    from parquet_file_metadata({{ sql_string(glob) }})
+        {{ sql_string(f.path.split('/')[-1]) }} as source_file,
+        {% if f.format == 'parquet' -%}
+        (select cast(num_rows as bigint) from parquet_file_metadata({{ sql_string(f.full) }})) as n_rows
+        {%- else -%}
+        (select count(*) from read_json({{ sql_string(f.full) }})) as n_rows
+        {%- endif %}
+    {% if not loop.last %}union all{% endif %}
+    {%- endfor %}
 {%- endmacro %}
 
-{% macro spark__raw_file_row_counts(glob) -%}
+{% macro spark__raw_file_row_counts(files) -%}
+    {%- for f in files %}
     select
-        {{ file_basename('_metadata.file_path') }} as source_file,
+        '{{ f.path.split('/')[-1] | replace("'", "\\'") }}' as source_file,
         cast(count(*) as bigint) as n_rows
-    from parquet.`{{ glob | replace('`', '``') }}`
-    group by _metadata.file_path
+    from {{ 'parquet' if f.format == 'parquet' else 'json' }}.{{ spark_path(f.full) }}
+    {% if not loop.last %}union all{% endif %}
+    {%- endfor %}
 {%- endmacro %}

@@ -33,10 +33,11 @@
 {%- endmacro %}
 
 {#- The three key columns every staging model starts with: `<key_name>` (md5 of the dataset key,
-    the file name and the row number in the file), `source_file` (file name without folder) and
-    `source_row` (0-based row number in that file), from the reader's filename/file_row_number. -#}
+    the file name without its format suffix and the row number in the file: a row keeps its key
+    when its file is converted between Parquet and JSON), `source_file` (file name without folder)
+    and `source_row` (0-based row number in that file), from the reader's filename/file_row_number. -#}
 {% macro raw_row_key_columns(dataset_key, key_name) -%}
-    {{ stable_hash(["'" ~ dataset_key ~ "'", file_basename('filename'), 'file_row_number']) }} as {{ key_name }},
+    {{ stable_hash(["'" ~ dataset_key ~ "'", regex_group(file_basename('filename'), '^(.+?)(\\.parquet|\\.jsonl?(\\.gz|\\.zst)?)?$'), 'file_row_number']) }} as {{ key_name }},
         {{ file_basename('filename') }} as source_file,
         cast(file_row_number as bigint) as source_row
 {%- endmacro %}

@@ -1052,10 +1052,10 @@ def test_a_failure_that_is_not_a_raw_file_names_no_raw_file(raw_dir, monkeypatch
     """A statement that reads the raw files through the staging views names no file; on a failure
     every raw file is checked, and healthy files must not be reported (an Out of Memory in a mart
     is not a damaged download)."""
-    from preftools.dbt_lock_check import raw_file_message, unreadable_parquet
+    from preftools.dbt_lock_check import raw_file_message, unreadable_file
 
     files = sorted(raw_dir.rglob("*.parquet"))
-    assert files and all(unreadable_parquet(str(f)) is None for f in files)
+    assert files and all(unreadable_file(str(f)) is None for f in files)
     monkeypatch.setenv("RAW_DATA_DIR", str(raw_dir))
     sql = 'create table "main"."ultrafeedback_curated__dbt_tmp" as (select * from "staging"."stg_ultrafeedback__prompts")'
     assert raw_file_message("Out of Memory Error: failed to pin block", sql) is None

@@ -1,32 +1,37 @@
--- One row per raw Parquet file of every enabled dataset, with its row count read from the file
--- itself (DuckDB: the footer; Spark: a count), not through the sources' readers or staging.
--- row_accounting takes each dataset's raw rows from here, so its balance test compares what the
--- marts kept and rejected with the files, and fails on a raw row lost or counted twice on the way.
--- The files are the ones the sources read: RAW_DATA_DIR/<hub_id>/data/*.parquet (the hub ids of
--- preftools/contract.py, as the sources' locations). It has no parent in the DAG on purpose: a
--- count through source() would be a count through the same reader it checks.
+-- One row per raw data file (Parquet or JSON) of every enabled dataset, with its row count read
+-- from the file itself (Parquet: the footer; JSON: a count of its records), not through the
+-- sources' readers or staging. row_accounting takes each dataset's raw rows from here, so its
+-- balance test compares what the marts kept and rejected with the files, and fails on a raw row
+-- lost or counted twice on the way. The files are the ones the sources read (the Hub's rule,
+-- macros/raw_files.sql). It has no parent in the DAG on purpose: a count through source() would
+-- be a count through the same reader it checks.
 {%- set datasets = [] %}
 {%- for key, spec in raw_contract().items() if spec.group in enabled_dataset_groups() %}
-    {%- do datasets.append((key, raw_data_dir() ~ '/' ~ spec.hub_id ~ '/data/*.parquet')) %}
+    {%- do datasets.append((key, raw_dataset_files(spec.hub_id) if execute else [])) %}
 {%- endfor %}
 
 with
 
-{% for key, glob in datasets %}
+{% for key, files in datasets %}
 {{ key }}_files as (
 
     select
         '{{ key }}' as dataset_key,
         source_file,
         n_rows
-    from ({{ raw_file_row_counts(glob) }}) as counts
+    {% if files -%}
+    from ({{ raw_file_row_counts(files) }}) as counts
+    {%- else -%}
+    from (select cast(null as {{ dbt.type_string() }}) as source_file, cast(null as bigint) as n_rows) as counts
+    where false
+    {%- endif %}
 
 ),
 
 {% endfor %}
 unioned as (
 
-    {% for key, glob in datasets %}
+    {% for key, files in datasets %}
     select * from {{ key }}_files
     {% if not loop.last %}union all{% endif %}
     {% endfor %}

@@ -1,0 +1,275 @@
+{#- Which files of a raw dataset the build reads, and how it reads them.
+
+    A dataset is a local copy of its Hub repo, RAW_DATA_DIR/<org>/<dataset>/, laid out as on the
+    Hub. Its data files are Parquet or JSON (JSON Lines or one JSON array per file; .json, .jsonl,
+    optionally .gz or .zst), chosen as the Hub chooses them: the card's `configs:` / `data_files`
+    (README.md front matter) when it has them, else the Hub's default patterns
+    (macros/hub_patterns.sql), the first that match: data/<split>-0000k-of-0000n.parquet,
+    <config>/<split>-*.parquet, default/<split>/0000.parquet, <split>.jsonl, ...
+    preftools/hub_layout.py applies the same rule in Python with the datasets library (the fetcher
+    uses it); tests/python/test_hub_layout.py checks that the two agree.
+
+    raw_dataset_files(hub_id) -> [{path: repo path, full: path to read, split, format}] (RAW_DATA_DIR,
+                                 or the folder `raw_dir`)
+    raw_files_relation(key)   -> a subquery of every row of dataset `key` (preftools/contract.py):
+                                 the file's columns plus filename (the file's name) and
+                                 file_row_number (0-based row in the file), the same for Parquet
+                                 and JSON. source() returns it for the raw sources. -#}
+
+{% macro raw_dataset_files(hub_id, config=none, raw_dir=none) %}
+    {%- set repo = (raw_dir or raw_data_dir()) ~ '/' ~ hub_id -%}
+    {%- set paths = adapter.dispatch('raw_list_files', 'preference_warehouse')(repo) -%}
+    {%- set card = adapter.dispatch('raw_read_text', 'preference_warehouse')(repo ~ '/README.md')
+        if 'README.md' in paths else none -%}
+    {%- set files = [] -%}
+    {%- for f in hub_resolve(paths, card, config, hub_id) -%}
+        {%- do files.append({'path': f.path, 'full': repo ~ '/' ~ f.path, 'split': f.split, 'format': f.format}) -%}
+    {%- endfor -%}
+    {{ return(files) }}
+{% endmacro %}
+
+{#- "parquet", "json", or none for a file the build does not read. -#}
+{% macro hub_file_format(path) %}
+    {%- set name = path | lower -%}
+    {%- if name.endswith('.parquet') -%}{{ return('parquet') }}{%- endif -%}
+    {%- for suffix in ['.json', '.jsonl', '.json.gz', '.jsonl.gz', '.json.zst', '.jsonl.zst'] -%}
+        {%- if name.endswith(suffix) -%}{{ return('json') }}{%- endif -%}
+    {%- endfor -%}
+    {{ return(none) }}
+{% endmacro %}
+
+{#- The data files among `paths` (repo paths, sorted), split by split in the order the card or the
+    default patterns list them, sorted within a split: [{path, split, format}]. -#}
+{% macro hub_resolve(paths, card_text, config, hub_id) %}
+    {%- set configs = hub_card_configs(card_text, hub_id) -%}
+    {%- set chosen = hub_choose_config(configs, config, hub_id) -%}
+    {%- if chosen is not none and configs[chosen].get('data_files') -%}
+        {%- set patterns = hub_sanitize_patterns(configs[chosen]['data_files'], hub_id) -%}
+    {%- else -%}
+        {%- set patterns = hub_default_patterns(paths) -%}
+    {%- endif -%}
+    {%- set found = [] -%}
+    {%- set seen = [] -%}
+    {%- for split, split_patterns in patterns -%}
+        {%- for pattern in split_patterns -%}
+            {%- set regex = hub_glob_regex(pattern) -%}
+            {%- for path in paths if path not in seen and modules.re.fullmatch(regex, path)
+                    and hub_is_visible(path, pattern) and hub_file_format(path) -%}
+                {%- do seen.append(path) -%}
+                {%- do found.append({'path': path, 'split': split, 'format': hub_file_format(path)}) -%}
+            {%- endfor -%}
+        {%- endfor -%}
+    {%- endfor -%}
+    {{ return(found) }}
+{% endmacro %}
+
+{#- The card's configs: {config_name: {data_files, default, ...}}; {} without front matter. -#}
+{% macro hub_card_configs(card_text, hub_id) %}
+    {%- if not card_text -%}{{ return({}) }}{%- endif -%}
+    {%- set front = modules.re.match('\\A\\ufeff?---[ \\t]*\\r?\\n(.*?)\\r?\\n---[ \\t]*(\\r?\\n|\\Z)', card_text, modules.re.S) -%}
+    {%- if not front -%}{{ return({}) }}{%- endif -%}
+    {%- set meta = fromyaml(front.group(1)) -%}
+    {%- set listed = meta.get('configs') if meta is mapping else none -%}
+    {%- if not listed -%}{{ return({}) }}{%- endif -%}
+    {%- set configs = {} -%}
+    {%- for c in listed -%}
+        {%- if c is not mapping or 'config_name' not in c -%}
+            {{ exceptions.raise_compiler_error(hub_id ~ ': README.md `configs:` has an entry without `config_name` -- give each config a config_name (Hub dataset card docs)') }}
+        {%- endif -%}
+        {%- do configs.update({c['config_name'] | string: c}) -%}
+    {%- endfor -%}
+    {{ return(configs) }}
+{% endmacro %}
+
+{#- `config` when given, else the card's default: `default: true`, else the only one, else the
+    one named "default"; none when the card has no configs. -#}
+{% macro hub_choose_config(configs, config, hub_id) %}
+    {%- if not configs -%}{{ return(none) }}{%- endif -%}
+    {%- if config is not none -%}
+        {%- if config not in configs -%}
+            {{ exceptions.raise_compiler_error(hub_id ~ ': config ' ~ config ~ ' is not in README.md `configs:` (' ~ (configs.keys() | join(', ')) ~ ')') }}
+        {%- endif -%}
+        {{ return(config) }}
+    {%- endif -%}
+    {%- for name, c in configs.items() if c.get('default') -%}{{ return(name) }}{%- endfor -%}
+    {%- if configs | length == 1 -%}{{ return(configs.keys() | first) }}{%- endif -%}
+    {%- if 'default' in configs -%}{{ return('default') }}{%- endif -%}
+    {{ exceptions.raise_compiler_error(hub_id ~ ': README.md declares several configs (' ~ (configs.keys() | join(', '))
+        ~ ') and none is the default -- mark one `default: true` in the card') }}
+{% endmacro %}
+
+{#- A card's data_files as [(split, [pattern, ...])]: a pattern or a list of patterns is the train
+    split; a list of {split, path} names the splits (path: a pattern or a list of them). -#}
+{% macro hub_sanitize_patterns(data_files, hub_id) %}
+    {%- if data_files is string -%}{{ return([('train', [data_files])]) }}{%- endif -%}
+    {%- if data_files is not mapping and data_files is iterable -%}
+        {%- if data_files | select('mapping') | list | length == 0 -%}{{ return([('train', data_files | list)]) }}{%- endif -%}
+        {%- set out = [] -%}
+        {%- for entry in data_files if entry is mapping and entry.get('path') -%}
+            {%- set paths = entry['path'] -%}
+            {%- do out.append((entry.get('split', 'train') | string, [paths] if paths is string else paths | list)) -%}
+        {%- endfor -%}
+        {%- if out | length == data_files | length -%}{{ return(out) }}{%- endif -%}
+    {%- endif -%}
+    {{ exceptions.raise_compiler_error(hub_id ~ ': README.md `configs:` cannot be read -- write data_files as a path pattern, '
+        ~ 'a list of them, or a list of {split, path} (Hub dataset card docs)') }}
+{% endmacro %}
+
+{#- The first group of the Hub's default patterns that matches a data file, as [(split, [pattern])];
+    [] when none matches. The sharded pattern takes the split from each file's name. -#}
+{% macro hub_default_patterns(paths) %}
+    {%- for group in hub_default_pattern_groups() -%}
+        {%- if '{split}' in group -%}
+            {%- set pattern = group['{split}'][0] -%}
+            {%- set regex = hub_glob_regex(pattern | replace('{split}', '*')) -%}
+            {%- set splits = [] -%}
+            {%- for path in paths if modules.re.fullmatch(regex, path) and hub_is_visible(path, pattern) -%}
+                {%- set name = modules.re.fullmatch(hub_glob_regex(pattern.split('/')[-1]) | replace('\\{split\\}', '(.+)'), path.split('/')[-1]) -%}
+                {%- if name and name.group(1) not in splits -%}{%- do splits.append(name.group(1)) -%}{%- endif -%}
+            {%- endfor -%}
+            {%- if splits -%}
+                {%- set ordered = [] -%}
+                {%- for s in ['train', 'validation', 'test'] if s in splits -%}{%- do ordered.append(s) -%}{%- endfor -%}
+                {%- for s in splits | sort if s not in ordered -%}{%- do ordered.append(s) -%}{%- endfor -%}
+                {%- set out = [] -%}
+                {%- for s in ordered -%}{%- do out.append((s, [pattern | replace('{split}', s)])) -%}{%- endfor -%}
+                {{ return(out) }}
+            {%- endif -%}
+        {%- else -%}
+            {%- set out = [] -%}
+            {%- for split, patterns in group.items() -%}
+                {%- set hits = [] -%}
+                {%- for pattern in patterns -%}
+                    {%- set regex = hub_glob_regex(pattern) -%}
+                    {%- for path in paths if modules.re.fullmatch(regex, path) and hub_is_visible(path, pattern) -%}
+                        {%- do hits.append(path) -%}
+                    {%- endfor -%}
+                {%- endfor -%}
+                {%- if hits -%}{%- do out.append((split, patterns)) -%}{%- endif -%}
+            {%- endfor -%}
+            {%- if out -%}{{ return(out) }}{%- endif -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {{ return([]) }}
+{% endmacro %}
+
+{#- A glob as the Hub's file system reads it, as a regex: `*` and `?` within one path segment,
+    `**` across segments (`**/` also matches no folder), [...] a character class. -#}
+{% macro hub_glob_regex(pattern) %}
+    {%- set out = [] -%}
+    {%- for token in modules.re.findall('\\*\\*/|/\\*\\*$|\\*\\*|\\*|\\?|\\[!?[^\\]]*\\]|[^*?\\[]+|\\[', pattern) -%}
+        {%- if token == '**/' -%}{%- do out.append('(?:.*/)?') -%}
+        {%- elif token == '/**' -%}{%- do out.append('(?:/.*)?') -%}
+        {%- elif token == '**' -%}{%- do out.append('.*') -%}
+        {%- elif token == '*' -%}{%- do out.append('[^/]*') -%}
+        {%- elif token == '?' -%}{%- do out.append('[^/]') -%}
+        {%- elif token.startswith('[') and token.endswith(']') and token | length > 2 -%}
+            {%- do out.append('[' ~ ('^' ~ token[2:-1] if token.startswith('[!') else token[1:-1]) ~ ']') -%}
+        {%- else -%}{%- do out.append(modules.re.escape(token)) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {{ return(out | join('')) }}
+{% endmacro %}
+
+{#- As the Hub: a hidden file, or a file inside a hidden (.x) or special (__x) folder, is not data
+    unless the pattern has as many such parts; nor is a repo metadata file (README.md,
+    dataset_info.json, ...) unless the pattern names it. -#}
+{% macro hub_is_visible(path, pattern) %}
+    {%- set parts = path.split('/') -%}
+    {%- set asked = pattern.split('/') -%}
+    {%- for prefix, path_parts, pattern_parts in [('.', parts, asked), ('__', parts[:-1], asked[:-1])] -%}
+        {%- set n_path = [] -%}{%- set n_pattern = [] -%}
+        {%- for part in path_parts if part.startswith(prefix) and part.strip('.') -%}{%- do n_path.append(part) -%}{%- endfor -%}
+        {%- for part in pattern_parts if part.startswith(prefix) and part.strip('.') -%}{%- do n_pattern.append(part) -%}{%- endfor -%}
+        {%- if n_path | length != n_pattern | length -%}{{ return(false) }}{%- endif -%}
+    {%- endfor -%}
+    {%- if parts[-1] in ['README.md', 'config.json', 'dataset_info.json', 'dataset_infos.json', 'dummy_data.zip', 'dataset_dict.json']
+            and asked[-1] != parts[-1] -%}
+        {{ return(false) }}
+    {%- endif -%}
+    {{ return(true) }}
+{% endmacro %}
+
+{#- Every file below `repo` as a repo path (relative, '/'-separated), sorted; [] without the folder. -#}
+{% macro default__raw_list_files(repo) %}
+    {%- set prefix = repo ~ '/' -%}
+    {%- set paths = [] -%}
+    {%- for f in run_query('select file from glob(' ~ sql_string(prefix ~ '**') ~ ') order by file').columns[0].values() -%}
+        {%- if f.startswith(prefix) -%}{%- do paths.append(f[prefix | length:]) -%}{%- endif -%}
+    {%- endfor -%}
+    {{ return(paths | sort) }}
+{% endmacro %}
+
+{#- Spark lists a folder through its binaryFile reader (file names and sizes; no content read). -#}
+{% macro spark__raw_list_files(repo) %}
+    {%- set view = 'preftools_files_' ~ local_md5(repo) -%}
+    {%- do run_query('create or replace temporary view ' ~ view ~ ' using binaryFile options (path ' ~ sql_string(repo)
+        ~ ', recursiveFileLookup ' ~ sql_string('true') ~ ')') -%}
+    {%- set prefix = repo ~ '/' -%}
+    {%- set paths = [] -%}
+    {%- for f in run_query('select path from ' ~ view).columns[0].values() -%}
+        {%- set local = modules.re.sub('^file:(//)?', '', f) -%}
+        {%- if local.startswith(prefix) -%}{%- do paths.append(local[prefix | length:]) -%}{%- endif -%}
+    {%- endfor -%}
+    {{ return(paths | sort) }}
+{% endmacro %}
+
+{#- A path in backticks, as Spark's `format.`path`` syntax takes it (a backtick doubled). -#}
+{% macro spark_path(path) -%}
+    `{{ path | replace('`', '``') }}`
+{%- endmacro %}
+
+{#- Every row of raw dataset `key`: one select per file, unioned by column name. -#}
+{% macro raw_files_relation(key) %}
+    {%- set spec = raw_contract()[key] -%}
+    {%- set files = raw_dataset_files(spec.hub_id) -%}
+    {%- if not files -%}
+        {{ exceptions.raise_compiler_error('no data file for ' ~ spec.hub_id ~ ' under ' ~ raw_data_dir() ~ '/' ~ spec.hub_id
+            ~ ' (Parquet or JSON in a Hub layout; README "Raw data")') }}
+    {%- endif -%}
+    {%- set selects = [] -%}
+    {%- for f in files -%}
+        {%- do selects.append(adapter.dispatch('raw_file_select', 'preference_warehouse')(f, spec)) -%}
+    {%- endfor -%}
+    {{ return('(\n' ~ (selects | join('\n' ~ adapter.dispatch('union_all_by_name', 'preference_warehouse')() ~ '\n')) ~ '\n)') }}
+{% endmacro %}
+
+{% macro default__union_all_by_name() %}{{ return('union all by name') }}{% endmacro %}
+{#- Spark has no UNION BY NAME: each file's select lists the contract's columns in one order. -#}
+{% macro spark__union_all_by_name() %}{{ return('union all') }}{% endmacro %}
+
+{#- DuckDB: file_row_number from the Parquet reader; a JSON file's rows are numbered in file order
+    by WITH ORDINALITY (read_json has no file_row_number). -#}
+{% macro default__raw_file_select(f, spec) %}
+    {%- set name = sql_string(f.path.split('/')[-1]) -%}
+    {%- if f.format == 'parquet' -%}
+        {{ return('select * exclude (file_row_number), ' ~ name ~ ' as filename, file_row_number from read_parquet('
+            ~ sql_string(f.full) ~ ', file_row_number = true)') }}
+    {%- else -%}
+        {{ return('select * exclude (ordinality), ' ~ name ~ ' as filename, ordinality - 1 as file_row_number from read_json('
+            ~ sql_string(f.full) ~ ') with ordinality') }}
+    {%- endif -%}
+{% endmacro %}
+
+{#- Spark: `_metadata.row_index` for Parquet; JSON rows numbered in the order Spark reads them
+    (one file's splits in file order). -#}
+{% macro spark__raw_file_select(f, spec) %}
+    {%- set name = "'" ~ (f.path.split('/')[-1] | replace("'", "\\'")) ~ "'" -%}
+    {%- set columns = spec.columns.keys() | join(', ') -%}
+    {%- if f.format == 'parquet' -%}
+        {{ return('select ' ~ columns ~ ', ' ~ name ~ ' as filename, _metadata.row_index as file_row_number from parquet.' ~ spark_path(f.full)) }}
+    {%- else -%}
+        {{ return('select ' ~ columns ~ ', ' ~ name ~ ' as filename, row_number() over (order by _read_order) - 1 as file_row_number'
+            ~ ' from (select *, monotonically_increasing_id() as _read_order from json.' ~ spark_path(f.full) ~ ')') }}
+    {%- endif -%}
+{% endmacro %}
+
+{#- `dbt run-operation hub_layout_cases --args '{cases: [{paths: [...], card: "..."}, ...]}'` logs
+    the files the rule picks for each case, one JSON line each (`hub layout case <i>: [...]`);
+    tests/python/test_hub_layout.py holds them against preftools.hub_layout. -#}
+{% macro hub_layout_cases(cases) %}
+    {%- for case in cases -%}
+        {%- set picked = hub_resolve(case.paths | sort, case.get('card'), case.get('config'), 'case ' ~ loop.index0) -%}
+        {%- do log('hub layout case ' ~ loop.index0 ~ ': ' ~ tojson(picked), info=True) -%}
+    {%- endfor -%}
+{% endmacro %}

@@ -1,0 +1,127 @@
+"""The same raw data in other formats and layouts gives the same warehouse.
+
+The session's generated data is rewritten with every dataset in another format and layout of the
+Hub (JSON Lines, gzip and zstd, a JSON array, Parquet where the default is JSON; data/, the root,
+default/<split>/), by Python's json module here, not by the build's reader; the build on the copy
+must hold the same rows in every table and view of staging, intermediate, main, audits and
+reporting as the session build (EXCEPT ALL both ways), `source_file` aside (it names the file:
+compared without its format suffix). A raw row's key is its file's name without the format suffix
+and its row number, so it does not change with the format."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import shutil
+from pathlib import Path
+
+import duckdb
+import pyarrow.parquet as pq
+import pytest
+
+from conftest import run_dbt
+from preftools import contract as C
+from preftools.hub_layout import local_data_files, read_table
+
+pytestmark = pytest.mark.slow
+
+SUFFIX = re.compile(r"(\.parquet|\.jsonl?(\.gz|\.zst)?)$")
+# dataset key -> (folder inside the repo, how the files are written)
+LAYOUTS = {
+    "ultrafeedback": ("data", "jsonl.gz"),
+    "code_ultrafeedback": ("", "jsonl"),
+    "code_ultrafeedback_standard": ("default/train", "json-array"),
+    "rever_judge": ("data", "jsonl.zst"),
+    "rever_rubric": ("data", "parquet"),
+}
+SCHEMAS = ["staging", "intermediate", "main", "audits", "reporting"]
+
+
+def _json_default(value):
+    raise TypeError(f"not JSON: {type(value)}")
+
+
+def write_as(table, path: Path, how: str) -> None:
+    rows = table.to_pylist()
+    lines = "".join(json.dumps(r, ensure_ascii=False, default=_json_default) + "\n" for r in rows)
+    if how == "parquet":
+        pq.write_table(table, path)
+    elif how == "jsonl":
+        path.write_text(lines, encoding="utf-8")
+    elif how == "jsonl.gz":
+        with gzip.open(path, "wt", encoding="utf-8") as f:
+            f.write(lines)
+    elif how == "json-array":
+        path.write_text(json.dumps(rows, ensure_ascii=False), encoding="utf-8")
+    elif how == "jsonl.zst":  # no zstd in Python's standard library before 3.14: DuckDB compresses
+        plain = path.with_name(path.stem)  # x.jsonl
+        plain.write_text(lines, encoding="utf-8")
+        with duckdb.connect() as con:
+            con.execute("copy (select * from read_json(?)) to '" + str(path).replace("'", "''") + "' (format json, compression zstd)",
+                        [str(plain)])
+        plain.unlink()
+    else:
+        raise ValueError(how)
+
+
+def converted_copy(raw: Path, out: Path) -> dict[str, list[str]]:
+    """``raw`` with each dataset rewritten per LAYOUTS (same file stems); the files written."""
+    written = {}
+    for key, (folder, how) in LAYOUTS.items():
+        ds = C.DATASETS_BY_KEY[key]
+        repo = ds.repo_dir(out)
+        repo.mkdir(parents=True)
+        written[key] = []
+        for f in local_data_files(ds.repo_dir(raw)):
+            src = ds.repo_dir(raw) / f.path
+            table = read_table(ds.repo_dir(raw), [f])
+            stem = SUFFIX.sub("", src.name)
+            suffix = {"json-array": "json"}.get(how, how)
+            target = repo / folder / f"{stem}.{suffix}"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            write_as(table, target, how)
+            written[key].append(str(target.relative_to(repo)))
+    for extra in ("_generator_manifest.json",):
+        if (raw / extra).exists():
+            shutil.copy2(raw / extra, out / extra)
+    return written
+
+
+def relations(con, db: str) -> list[tuple[str, str]]:
+    return con.execute(
+        f"""select schema_name, table_name from duckdb_tables() where database_name = '{db}'
+            union all select schema_name, view_name from duckdb_views() where database_name = '{db}' and not internal
+            order by 1, 2"""
+    ).fetchall()
+
+
+def test_json_and_other_layouts_build_the_same_warehouse(warehouse, tmp_path):
+    copy = tmp_path / "raw"
+    written = converted_copy(warehouse.raw_dir, copy)
+    # the build sees exactly the files written, in their new formats and folders
+    for key, files in written.items():
+        assert [f.path for f in local_data_files(C.DATASETS_BY_KEY[key].repo_dir(copy))] == files
+    db = tmp_path / "warehouse.duckdb"
+    run_dbt(["build"], copy, db, tmp_path / "work")
+
+    con = duckdb.connect()
+    con.execute(f"attach '{warehouse.path}' as parquet_build (read_only)")
+    con.execute(f"attach '{db}' as json_build (read_only)")
+    left = [r for r in relations(con, "parquet_build") if r[0] in SCHEMAS]
+    right = [r for r in relations(con, "json_build") if r[0] in SCHEMAS]
+    assert left == right and len(left) > 50
+    differences = {}
+    for schema, name in left:
+        cols = [r[0] for r in con.execute(f'describe parquet_build."{schema}"."{name}"').fetchall()]
+        select = "* replace (regexp_replace(source_file, '(\\.parquet|\\.jsonl?(\\.gz|\\.zst)?)$', '') as source_file)" \
+            if "source_file" in cols else "*"
+        a = f'select {select} from parquet_build."{schema}"."{name}"'
+        b = f'select {select} from json_build."{schema}"."{name}"'
+        n_a = con.execute(f"select count(*) from ({a} except all {b})").fetchone()[0]
+        n_b = con.execute(f"select count(*) from ({b} except all {a})").fetchone()[0]
+        if n_a or n_b:
+            differences[f"{schema}.{name}"] = (n_a, n_b)
+    assert not differences, differences
+    # and the copy really is in other formats: no dataset kept a file of the session's format and name
+    assert con.execute("select count(*) from json_build.staging.stg_raw__files where source_file like '%.jsonl.gz'").fetchone()[0] > 0
