@@ -3,16 +3,35 @@
     python -m preftools.fetch [--raw-data-dir DIR] [--datasets key1,key2]
                               [--revision REV] [--revision DATASET=REV ...] [--lock FILE]
 
-Files land in the Hub layout the dbt sources read, ``$RAW_DATA_DIR/<org>/<dataset>/data/*.parquet``
-(only ``data/*.parquet`` is downloaded). Each dataset's revision is first resolved to a commit, then
-``huggingface_hub.snapshot_download`` fetches that commit (re-running skips files already there), and
-every parquet footer is checked against the schema in :mod:`preftools.contract`.
+Each dataset lands as a copy of its Hub repo, keeping the repo's own paths, under
+``$RAW_DATA_DIR/<org>/<dataset>/``. Which files are downloaded is decided the way the Hub decides
+which files hold a dataset's data (:mod:`preftools.hub_layout`): the revision is resolved to a
+commit, the repo is listed at that commit, its card (README.md) is read, and the data files are
+the Parquet and JSON files the card's ``configs:``/``data_files`` name, else those the Hub's
+default patterns find (``data/train-*.parquet``, ``train.jsonl``, ...). Exactly those files and the
+card are downloaded at that commit, so the build, applying the same rule to the local folder,
+reads the same files. Where the repo has no data file the build can read (none, or only CSV and
+other formats), the Hub's own Parquet conversion is used instead: revision ``refs/convert/parquet``,
+resolved to its commit, files ``<config>/<split>/NNNN.parquet`` of the default config (``default/``
+or the only config folder); one line on stdout says so. Files of an earlier fetch of the same
+dataset (as its lock entry lists them) that the new fetch does not include are removed, also said
+in one line. Re-running skips files already there at that commit.
 
-Provenance: ``$RAW_DATA_DIR/fetch.lock.json`` records, per dataset, the commit the files came from
-and each file's name, size and sha256 (computed from the downloaded bytes). ``dbt build`` copies the
-commits into ``meta.warehouse_build_info.raw_revisions`` (and from there into the export manifest)
-while the files still match the lock. ``--lock FILE`` fetches exactly the commits of a lock file
-and checks every file's sha256 against it; ``--revision DATASET=COMMIT`` pins one dataset.
+Checks after the download: every Parquet footer against the schema in :mod:`preftools.contract`
+(types compared leniently, as DuckDB reads them); every JSON file's columns, as DuckDB's
+``read_json`` infers them, must include the contract's columns by name (their types are left to
+the build's raw contract check, macros/raw_inputs.sql); the sizes and LFS sha256 the Hub lists;
+and that the local folder resolves to exactly the files downloaded (a left-over file the build
+would read too is reported).
+
+Provenance: ``$RAW_DATA_DIR/fetch.lock.json`` records, per dataset, the revision asked for, the
+commit it resolved to, where the files came from (``source``: ``repo`` or ``refs/convert/parquet``)
+and the commit they were downloaded at (``revision``), the card and each data file by repo path
+with size and sha256 (computed from the downloaded bytes); see :func:`lock_entry`. ``dbt build``
+copies the commits into ``meta.warehouse_build_info.raw_revisions`` (and from there into the export
+manifest) while the files still match the lock. ``--lock FILE`` downloads exactly the files of a
+lock file at its commits (the conversion branch's too) and checks every sha256 against it;
+``--revision DATASET=COMMIT`` pins one dataset.
 
 Errors are reported as one line per problem on stderr and exit code 2; no tracebacks
 (set ``PREFTOOLS_DEBUG=1`` to get one for an unexpected error).
@@ -21,9 +40,9 @@ Errors are reported as one line per problem on stderr and exit code 2; no traceb
 from __future__ import annotations
 
 import argparse
-import fnmatch
 import hashlib
 import json
+import logging
 import os
 import re
 import shlex
@@ -31,23 +50,32 @@ import sys
 import tempfile
 from collections import defaultdict
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from urllib.parse import urlsplit, urlunsplit
 
 from preftools.cli import EXIT_ERROR, HF_LOGIN_HINT, error, one_line, os_error_message, run
 from preftools.contract import DATASETS, DATASETS_BY_KEY, RawDataset
+from preftools.hub_layout import CARD_NAME, LayoutError, card_configs, choose_config, file_format, local_data_files, resolve
 
 DEFAULT_RAW_DATA_DIR = "data/raw"
-ALLOW_PATTERN = "data/*.parquet"
+CONVERT_REF = "refs/convert/parquet"  # the Hub's automatic Parquet conversion of a dataset
+SOURCES = ("repo", CONVERT_REF)  # a lock entry's "source": where its files came from
 REPO_INFO_TIMEOUT = 30.0  # seconds; raised by HF_HUB_ETAG_TIMEOUT if that is larger
 LOGIN_HINT = HF_LOGIN_HINT
 LOCK_NAME = "fetch.lock.json"  # beside the raw data: $RAW_DATA_DIR/fetch.lock.json (macros/raw_provenance.sql reads it)
-LOCK_VERSION = 1
+LOCK_VERSION = 2  # 2: files by repo path (any layout), "source", "requested_commit", "card"; 1 is still read
 COMMIT_RE = re.compile(r"[0-9a-f]{40}")
 
 EPILOG = f"""\
 datasets (key: Hub id):
 {chr(10).join(f"  {d.key:<28} {d.hub_id}" for d in DATASETS)}
+
+What is downloaded: the data files of each repo, decided as the Hub decides (the card's
+`configs:`/data_files, else the Hub's default patterns; Parquet or JSON), plus its card
+(README.md), at the commit the revision resolves to, into <dir>/<org>/<dataset>/ under the
+repo's own paths. A repo without Parquet or JSON data files is fetched from the Hub's Parquet
+conversion instead ({CONVERT_REF}, <config>/<split>/NNNN.parquet of the default config), and
+the output says so. Files of an earlier fetch that the new one does not include are removed.
 
 The Hub is reached through huggingface_hub, which honours HF_ENDPOINT (mirror), HF_TOKEN
 (or the token stored by `hf auth login`) for gated/private datasets, HF_HUB_OFFLINE,
@@ -56,13 +84,14 @@ HF_HUB_DISABLE_PROGRESS_BARS=1.
 
 Then build on the files with:  RAW_DATA_DIR=<dir> make build   (or RAW_DATA_DIR=<dir> dbt build)
 
-Every run writes <dir>/fetch.lock.json: each dataset's commit and its files (name, size, sha256).
+Every run writes <dir>/fetch.lock.json: each dataset's commit, where its files came from (the repo
+or the conversion branch, and that branch's commit) and its files (repo path, size, sha256).
 The build records those commits in meta.warehouse_build_info.raw_revisions and the export copies
 them into manifest.json. Reproduce a fetch elsewhere with:  --lock <that fetch.lock.json>
 Pin one dataset with:  --revision ultrafeedback=<commit sha>  (repeatable; REV alone applies to all)
 
 No fetch needed on a machine with internet and DuckDB's httpfs extension:
-RAW_DATA_DIR=hf://datasets makes dbt read the parquet files straight from the Hub
+RAW_DATA_DIR=hf://datasets makes dbt read the data files straight from the Hub
 (e.g. RAW_DATA_DIR=hf://datasets dbt build).
 """
 
@@ -79,7 +108,8 @@ class FetchError(Exception):
 class Fetched:
     dataset: RawDataset
     revision: str = "main"  # what was asked for
-    commit: str | None = None
+    commit: str | None = None  # the commit the files were downloaded at
+    source: str = "repo"  # or CONVERT_REF: the files came from the Hub's Parquet conversion
     files: list[Path] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     lock_entry: dict | None = None  # what fetch.lock.json records for the dataset (after a download)
@@ -94,8 +124,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         prog="python -m preftools.fetch",
         description=(
             "Download the upstream preference datasets from the Hugging Face Hub into "
-            "RAW_DATA_DIR/<org>/<dataset>/data/*.parquet and check their schemas against "
-            "preftools/contract.py."
+            "RAW_DATA_DIR/<org>/<dataset>/ (the data files the Hub reads, Parquet or JSON, in the repo's "
+            "own layout) and check their schemas against preftools/contract.py."
         ),
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -210,8 +240,17 @@ def ensure_writable_dir(path: Path) -> None:
 # fetch.lock.json
 
 
+def _safe_repo_path(path: object) -> bool:
+    """A relative posix path inside the repo (no "..", not absolute): safe to write or delete."""
+    if not isinstance(path, str) or not path or "\\" in path:
+        return False
+    pure = PurePosixPath(path)
+    return not pure.is_absolute() and ".." not in pure.parts and "." not in pure.parts
+
+
 def read_lock(path: Path) -> dict:
-    """A lock file written by this module, validated enough to pin from; FetchError otherwise."""
+    """A lock file written by this module (version 1 or 2), validated enough to pin from, its entries
+    completed to version 2 (a version-1 entry is a "repo" fetch without a card); FetchError otherwise."""
     try:
         data = json.loads(path.read_text())
     except FileNotFoundError:
@@ -223,6 +262,12 @@ def read_lock(path: Path) -> dict:
     datasets = data.get("datasets") if isinstance(data, dict) else None
     if not isinstance(datasets, dict):
         raise FetchError(f"lock file {path} has no \"datasets\" object; is it a {LOCK_NAME} written by preftools.fetch?")
+    version = data.get("lock_version", 1)
+    if version not in (1, LOCK_VERSION):
+        raise FetchError(
+            f"lock file {path} has lock_version {version!r}; this preftools reads versions 1 and {LOCK_VERSION} "
+            "(update preftools, or fetch again without --lock)"
+        )
     for key, entry in datasets.items():
         ds = DATASETS_BY_KEY.get(key)
         if ds is None:
@@ -234,6 +279,19 @@ def read_lock(path: Path) -> dict:
         files = entry.get("files")
         if not isinstance(files, list) or not all(isinstance(f, dict) and "path" in f for f in files):
             raise FetchError(f"lock file {path}: {key} has no \"files\" list")
+        entry.setdefault("requested_commit", entry["revision"])
+        entry.setdefault("source", "repo")
+        entry.setdefault("card", None)
+        if not COMMIT_RE.fullmatch(str(entry["requested_commit"])):
+            raise FetchError(f"lock file {path}: {key} has no 40-hex commit in \"requested_commit\"")
+        if entry["source"] not in SOURCES:
+            raise FetchError(f"lock file {path}: {key} has \"source\" {entry['source']!r}; expected one of {', '.join(SOURCES)}")
+        card = entry["card"]
+        if card is not None and not (isinstance(card, dict) and card.get("path") == CARD_NAME):
+            raise FetchError(f"lock file {path}: {key} has a \"card\" that is not {{\"path\": \"{CARD_NAME}\", ...}} or null")
+        bad = [str(f["path"]) for f in files if not _safe_repo_path(f["path"])]
+        if bad:
+            raise FetchError(f"lock file {path}: {key} lists {bad[0]!r}, not a relative path inside the repo")
     return data
 
 
@@ -252,41 +310,55 @@ def _public_endpoint() -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, "", "")).rstrip("/")
 
 
-def lock_entry(ds: RawDataset, raw_data_dir: Path, revision: str, commit: str, hub_files: list[str] | None) -> dict:
-    """What fetch.lock.json records for a dataset just downloaded: the commit and, for each of its
-    data/*.parquet files on disk (those of the Hub's listing when known), name, size and sha256."""
-    data_dir = ds.data_dir(raw_data_dir)
-    wanted = None if hub_files is None else {Path(f).name for f in hub_files}
-    files = []
-    for path in sorted(p for p in data_dir.glob("*.parquet") if p.is_file()):
-        if wanted is not None and path.name not in wanted:
-            continue  # a left-over shard (reported as a problem): not part of this commit
-        files.append({"path": f"data/{path.name}", "size": path.stat().st_size, "sha256": sha256_of(path)})
+def _file_record(repo_dir: Path, path: str) -> dict:
+    full = repo_dir / path
+    return {"path": path, "size": full.stat().st_size, "sha256": sha256_of(full)}
+
+
+def lock_entry(ds: RawDataset, raw_data_dir: Path, plan: "Plan") -> dict:
+    """What fetch.lock.json records for a dataset just downloaded:
+
+    hub_id              the dataset's Hub id
+    requested_revision  the revision asked for (branch, tag or commit; "main" by default)
+    requested_commit    the commit requested_revision resolved to (main's commit for `make fetch`)
+    source              "repo" (the files of requested_commit) or "refs/convert/parquet" (the Hub's
+                        Parquet conversion, used when the repo has no Parquet or JSON data files)
+    revision            the commit the files were downloaded at: requested_commit for "repo", the
+                        conversion branch's commit for "refs/convert/parquet"
+    endpoint            the Hub's address (HF_ENDPOINT without credentials)
+    card                {path: "README.md", size, sha256} of the card downloaded beside the data, or null
+    files               the data files, {path (repo path), size, sha256}, in the Hub's order
+    """
+    repo_dir = ds.repo_dir(raw_data_dir)
     return {
         "hub_id": ds.hub_id,
-        "requested_revision": revision,
-        "revision": commit,
+        "requested_revision": plan.requested_revision,
+        "requested_commit": plan.requested_commit,
+        "source": plan.source,
+        "revision": plan.commit,
         "endpoint": _public_endpoint(),
-        "files": files,
+        "card": _file_record(repo_dir, CARD_NAME) if plan.card is not None else None,
+        "files": [_file_record(repo_dir, path) for path in plan.files],
     }
 
 
 def files_on_disk_match(ds: RawDataset, raw_data_dir: Path, entry: dict) -> bool:
-    """Do the dataset's data/*.parquet files still have the names and sizes ``entry`` records?"""
+    """Does the local copy still resolve to the data files ``entry`` records, with the same sizes?"""
+    repo_dir = ds.repo_dir(raw_data_dir)
     try:
-        on_disk = {
-            f"data/{p.name}": p.stat().st_size for p in ds.data_dir(raw_data_dir).glob("*.parquet") if p.is_file()
-        }
-    except OSError:
+        on_disk = {f.path: (repo_dir / f.path).stat().st_size for f in local_data_files(repo_dir)}
+    except (OSError, ValueError):  # LayoutError is a ValueError
         return False
     return on_disk == {f.get("path"): f.get("size") for f in entry.get("files", [])}
 
 
 def lock_differences(entry: dict, pinned: dict) -> list[str]:
-    """How the files just fetched differ from the lock file's record of them."""
+    """How the files just fetched (card included) differ from the lock file's record of them."""
+    def by_path(e: dict) -> dict:
+        return {f["path"]: f for f in e.get("files", []) + ([e["card"]] if e.get("card") else [])}
+
     problems = []
-    got = {f["path"]: f for f in entry["files"]}
-    want = {f["path"]: f for f in pinned.get("files", [])}
+    got, want = by_path(entry), by_path(pinned)
     for path in sorted(want.keys() - got.keys()):
         problems.append(f"{path} is in the lock file but was not fetched")
     for path in sorted(got.keys() - want.keys()):
@@ -299,15 +371,21 @@ def lock_differences(entry: dict, pinned: dict) -> list[str]:
     return problems
 
 
+def read_previous_lock(raw_data_dir: Path) -> dict:
+    """The entries of ``raw_data_dir/fetch.lock.json`` by dataset key ({} when absent or unreadable)."""
+    path = raw_data_dir / LOCK_NAME
+    try:
+        return read_lock(path)["datasets"] if path.exists() else {}
+    except FetchError:
+        return {}  # unreadable: rewritten from what is known now
+
+
 def write_lock(raw_data_dir: Path, fetched: list[Fetched]) -> Path | None:
     """Update ``raw_data_dir/fetch.lock.json``: a new entry for each dataset downloaded now; an earlier
     entry is kept only while the files on disk still match it (otherwise the build says "unknown").
     None when there is nothing to record and no lock file yet."""
     path = raw_data_dir / LOCK_NAME
-    try:
-        previous = read_lock(path)["datasets"] if path.exists() else {}
-    except FetchError:
-        previous = {}  # unreadable: rewritten from what is known now
+    previous = read_previous_lock(raw_data_dir)
     entries = {r.dataset.key: r.lock_entry for r in fetched if r.lock_entry is not None}
     for key, entry in previous.items():
         if key in entries:
@@ -522,112 +600,275 @@ def schema_problems(expected, actual) -> list[str]:
     return problems
 
 
-def verify_dataset(ds: RawDataset, raw_data_dir: Path, expected_files: list[str] | None = None) -> tuple[list[Path], list[str]]:
-    """Check ``<raw>/<hub_id>/data/*.parquet``: at least one file, contract columns present with
-    the right types, and (if the Hub's file list is known) no left-over files the Hub no longer has.
-    Returns the files and one message per problem (without the dataset prefix)."""
+def _json_columns(path: Path) -> list[str]:
+    """The columns DuckDB's read_json infers for a JSON / JSON Lines file (compressed or not)."""
+    import duckdb
+
+    with duckdb.connect() as con:
+        return [row[0] for row in con.execute("describe select * from read_json(?)", [str(path)]).fetchall()]
+
+
+def verify_dataset(ds: RawDataset, repo_dir: Path, files: list[str]) -> list[str]:
+    """Check the data files just downloaded (repo paths under ``repo_dir``) against the contract:
+    a Parquet footer's columns and types (leniently, as DuckDB reads them); a JSON file's columns as
+    DuckDB infers them, by name only (their types are checked by the build, macros/raw_inputs.sql).
+    One message per problem (without the dataset prefix)."""
     import pyarrow.parquet as pq
 
-    data_dir = ds.data_dir(raw_data_dir)
-    files = sorted(p for p in data_dir.glob("*.parquet") if p.is_file())
-    if not files:
-        return [], [f"no parquet files in {data_dir}"]
-
     problems: list[str] = []
-    if expected_files is not None:
-        expected_names = {Path(f).name for f in expected_files}
-        for path in files:
-            if path.name not in expected_names:
-                problems.append(
-                    f"{path} is not part of the Hub dataset at this revision (left over from an earlier fetch?); "
-                    "delete it, or the build reads it too"
-                )
-
     by_problem: dict[str, list[Path]] = defaultdict(list)
-    for path in files:
-        try:
-            schema = pq.read_schema(path)
-        except Exception as exc:  # noqa: BLE001 - corrupt/truncated file, permission...
-            problems.append(f"cannot read the parquet footer of {path}: {_one_line(exc)}")
-            continue
-        for problem in schema_problems(ds.schema, schema):
-            by_problem[problem].append(path)
+    for rel in files:
+        path = repo_dir / rel
+        if file_format(rel) == "parquet":
+            try:
+                schema = pq.read_schema(path)
+            except Exception as exc:  # noqa: BLE001 - corrupt/truncated file, permission...
+                problems.append(f"cannot read the parquet footer of {path}: {_one_line(exc)}")
+                continue
+            for problem in schema_problems(ds.schema, schema):
+                by_problem[problem].append(path)
+        else:
+            try:
+                columns = _json_columns(path)
+            except Exception as exc:  # noqa: BLE001 - malformed JSON, bad compression...
+                problems.append(f"DuckDB cannot read the JSON file {path}: {_one_line(exc)}")
+                continue
+            for column in ds.schema:
+                if column.name not in columns:
+                    by_problem[f"column {column.name} is missing (expected {_short(column.type)})"].append(path)
     for problem, paths in by_problem.items():
         where = str(paths[0]) if len(paths) == 1 else f"{len(paths)} of {len(files)} files, e.g. {paths[0]}"
         problems.append(f"schema mismatch: {problem} (in {where})")
-    return files, problems
+    return problems
+
+
+def local_layout_problems(repo_dir: Path, plan: "Plan") -> list[str]:
+    """Does the local copy resolve, by the build's rule, to exactly the files downloaded?"""
+    problems = []
+    if plan.card is None and (repo_dir / CARD_NAME).is_file():
+        problems.append(
+            f"{repo_dir / CARD_NAME} is not part of this fetch ({plan.where()}) but the build reads it as the "
+            "dataset card; delete it"
+        )
+    try:
+        local = [f.path for f in local_data_files(repo_dir)]
+    except LayoutError as exc:
+        return problems + [f"the local copy {repo_dir} does not resolve to data files: {exc}"]
+    for path in sorted(set(local) - set(plan.files)):
+        problems.append(
+            f"{repo_dir / path} is not part of the Hub dataset at this revision (left over from an earlier fetch?); "
+            "delete it, or the build reads it too"
+        )
+    for path in sorted(set(plan.files) - set(local)):
+        problems.append(f"{repo_dir / path} was downloaded, but the local copy does not resolve to it as the Hub's listing did")
+    return problems
 
 
 # --------------------------------------------------------------------------------------------
 # download
 
 
-def _is_data_parquet(path: str) -> bool:
-    return fnmatch.fnmatch(path, ALLOW_PATTERN) and "/" not in path[len("data/"):]
+@dataclass
+class Plan:
+    """What to download for one dataset, decided from the Hub's listing (or from a lock entry)."""
+
+    requested_revision: str  # what was asked for
+    requested_commit: str  # the commit it resolved to
+    source: str  # "repo" or CONVERT_REF
+    commit: str  # the commit the files are downloaded at
+    files: list[str]  # data files, repo paths, in the Hub's order
+    card: bytes | None  # the card (README.md) downloaded beside them, or None
+    siblings: dict  # repo path -> the Hub's listing entry at ``commit`` (size, LFS sha256)
+
+    def where(self) -> str:
+        return f"{self.requested_revision if self.source == 'repo' else CONVERT_REF} at {self.commit[:12]}"
 
 
-def fetch_dataset(api, ds: RawDataset, raw_data_dir: Path, revision: str, pinned: dict | None = None) -> Fetched:
-    """Resolve ``revision`` to a commit, download data/*.parquet of that commit, verify (against
-    the Hub's sizes and LFS sha256 when it gives them, and against ``pinned``, a lock entry)."""
-    from huggingface_hub import snapshot_download
+def _name(ds: RawDataset) -> str:
+    return f"{ds.hub_id} ({ds.key})"
 
-    result = Fetched(ds, revision=revision)
-    local_dir = raw_data_dir / ds.hub_id
+
+def _listing(api, ds: RawDataset, revision: str, local_dir: Path, missing_ok: bool = False):
+    """(commit, {repo path: sibling}) of ``revision`` on the Hub; None for a revision that does not
+    exist when ``missing_ok``."""
     from huggingface_hub import constants
+    from huggingface_hub.errors import RevisionNotFoundError
 
     try:
         # huggingface_hub sets no timeout on this call (a black-holed network would hang for minutes).
         timeout = max(REPO_INFO_TIMEOUT, float(constants.HF_HUB_ETAG_TIMEOUT))
         info = api.dataset_info(ds.hub_id, revision=revision, timeout=timeout, files_metadata=True)
     except Exception as exc:  # noqa: BLE001 - classified into one line
+        if missing_ok and isinstance(exc, RevisionNotFoundError):
+            return None
         raise describe_error(exc, ds, revision, local_dir) from None
-    result.commit = info.sha
+    if not info.sha or info.siblings is None:
+        raise FetchError(f"{_name(ds)}: the Hub did not give the commit and file list of revision {revision!r}; retry later")
+    return info.sha, {s.rfilename: s for s in info.siblings}
 
-    expected_files: list[str] | None = None
-    if info.siblings is not None:
-        expected_files = sorted(s.rfilename for s in info.siblings if _is_data_parquet(s.rfilename))
-        if not expected_files:
-            others = ", ".join(sorted(s.rfilename for s in info.siblings)[:5]) or "no files"
-            raise FetchError(
-                f"{ds.hub_id} ({ds.key}): no data/*.parquet files in the Hub dataset at revision {revision!r} "
-                f"(it has: {others}); check --revision"
-            )
+
+def _download_card(ds: RawDataset, commit: str, local_dir: Path) -> bytes:
+    """The card's bytes at ``commit`` (through huggingface_hub's cache: read before anything is
+    written into the local copy, and not downloaded again for the same commit)."""
+    from huggingface_hub import hf_hub_download
+
+    try:
+        cached = hf_hub_download(ds.hub_id, CARD_NAME, repo_type="dataset", revision=commit)
+        return Path(cached).read_bytes()
+    except Exception as exc:  # noqa: BLE001 - classified into one line
+        raise describe_error(exc, ds, commit, local_dir) from None
+
+
+def _card_text(card: bytes | None) -> str | None:
+    return None if card is None else card.decode("utf-8", errors="replace")
+
+
+def _conversion_files(ds: RawDataset, commit: str, siblings: dict) -> list[str]:
+    """The Parquet files of the default config on the conversion branch: ``<config>/<split>/NNNN.parquet``
+    under ``default/``, else under the only config folder."""
+    parquet = [p for p in siblings if file_format(p) == "parquet" and p.count("/") >= 2]
+    configs = sorted({p.split("/", 1)[0] for p in parquet})
+    where = f"{CONVERT_REF} ({commit[:12]})"
+    if not configs:
+        raise FetchError(f"{_name(ds)}: the Hub's Parquet conversion {where} has no <config>/<split>/*.parquet files; retry later")
+    if "default" not in configs and len(configs) > 1:
+        raise FetchError(
+            f"{_name(ds)}: the Hub's Parquet conversion {where} has several configs ({', '.join(configs)}) "
+            "and none is named default; this fetcher cannot choose one"
+        )
+    config = "default" if "default" in configs else configs[0]
+    return [f.path for f in resolve([p for p in parquet if p.startswith(config + "/")])]
+
+
+def plan_from_hub(api, ds: RawDataset, revision: str, local_dir: Path) -> Plan:
+    """Resolve ``revision``, list the repo there, read its card, and pick its data files by the Hub's
+    rule; without Parquet or JSON data files, pick those of the Hub's Parquet conversion."""
+    commit, siblings = _listing(api, ds, revision, local_dir)
+    if revision == CONVERT_REF:  # asked for the conversion itself
+        return Plan(revision, commit, CONVERT_REF, commit, _conversion_files(ds, commit, siblings), None, siblings)
+
+    card = _download_card(ds, commit, local_dir) if CARD_NAME in siblings else None
+    try:
+        choose_config(card_configs(_card_text(card)), None)
+    except LayoutError as exc:
+        raise FetchError(f"{_name(ds)}: {CARD_NAME} at {revision} ({commit[:12]}): {exc}") from None
+    try:
+        files = [f.path for f in resolve(sorted(siblings), _card_text(card))]
+    except LayoutError:  # the Hub's default patterns match nothing
+        files = []
+    if files:
+        return Plan(revision, commit, "repo", commit, files, card, siblings)
+
+    where = f"{revision} ({commit[:12]})"
+    conversion = _listing(api, ds, CONVERT_REF, local_dir, missing_ok=True)
+    if conversion is None:
+        others = ", ".join(sorted(siblings)[:5]) or "no files"
+        raise FetchError(
+            f"{_name(ds)}: no Parquet or JSON data files at {where} (it has: {others}), and the Hub has no Parquet "
+            f"conversion of it ({CONVERT_REF} does not exist); check --revision"
+        )
+    conv_commit, conv_siblings = conversion
+    note = f"{ds.hub_id}: no Parquet or JSON data files at {where}; using the Hub's Parquet conversion {CONVERT_REF} ({conv_commit[:12]})"
+    if revision != "main":
+        note += f", a conversion of the Hub's main branch, not necessarily of {revision}"
+    print(note, flush=True)
+    files = _conversion_files(ds, conv_commit, conv_siblings)
+    return Plan(revision, commit, CONVERT_REF, conv_commit, files, None, conv_siblings)
+
+
+def plan_from_lock(api, ds: RawDataset, pinned: dict, local_dir: Path) -> Plan:
+    """The files of a lock entry, at its commit (the conversion branch's commit for a conversion)."""
+    commit = pinned["revision"]
+    _, siblings = _listing(api, ds, commit, local_dir)
+    files = [f["path"] for f in pinned["files"]]
+    missing = [p for p in files + ([CARD_NAME] if pinned["card"] else []) if p not in siblings]
+    if missing:
+        raise FetchError(
+            f"{_name(ds)}: the lock file lists {', '.join(missing[:3])}{' ...' if len(missing) > 3 else ''}, "
+            f"which the Hub dataset at {commit[:12]} does not have"
+        )
+    if pinned["source"] == CONVERT_REF:
+        print(f"{ds.hub_id}: the lock file records files of the Hub's Parquet conversion {CONVERT_REF} ({commit[:12]}); "
+              "fetching them at that commit", flush=True)
+    card = _download_card(ds, commit, local_dir) if pinned["card"] else None
+    requested = pinned.get("requested_revision") or pinned["requested_commit"]
+    return Plan(requested, pinned["requested_commit"], pinned["source"], commit, files, card, siblings)
+
+
+def remove_stale(ds: RawDataset, repo_dir: Path, plan: Plan, previous: dict | None) -> list[str]:
+    """Delete the files an earlier fetch of the dataset recorded (its lock entry's data files and card)
+    that this fetch does not include, so the build does not read them; the repo paths removed."""
+    if not previous:
+        return []
+    keep = set(plan.files) | ({CARD_NAME} if plan.card is not None else set())
+    recorded = [f["path"] for f in previous.get("files", [])] + ([CARD_NAME] if previous.get("card") else [])
+    removed = []
+    for rel in recorded:
+        path = repo_dir / rel
+        if rel in keep or not _safe_repo_path(rel) or not path.is_file():
+            continue
+        path.unlink()
+        removed.append(rel)
+        parent = path.parent
+        while parent != repo_dir and not any(parent.iterdir()):  # drop folders left empty
+            parent.rmdir()
+            parent = parent.parent
+    return removed
+
+
+def fetch_dataset(api, ds: RawDataset, raw_data_dir: Path, revision: str, pinned: dict | None = None,
+                  previous: dict | None = None) -> Fetched:
+    """Decide the files (:func:`plan_from_hub`, or :func:`plan_from_lock` for ``pinned``, a lock entry),
+    download them and the card at the commit, remove the files of the ``previous`` fetch (its lock
+    entry) not included now, and verify (contract schemas, the Hub's sizes and LFS sha256, the local
+    layout, and ``pinned``)."""
+    from huggingface_hub import hf_hub_download
+
+    result = Fetched(ds, revision=revision)
+    local_dir = ds.repo_dir(raw_data_dir)
+    plan = plan_from_lock(api, ds, pinned, local_dir) if pinned is not None else plan_from_hub(api, ds, revision, local_dir)
+    result.commit, result.source = plan.commit, plan.source
 
     try:
         ensure_writable_dir(local_dir)
     except FetchError as exc:
-        raise FetchError(f"{ds.hub_id} ({ds.key}): {exc}") from None
+        raise FetchError(f"{_name(ds)}: {exc}") from None
 
-    print(f"Fetching {ds.hub_id} @ {revision} ({(info.sha or '?')[:12]}) -> {local_dir}", file=sys.stderr, flush=True)
-    try:
-        snapshot_download(
-            ds.hub_id,
-            repo_type="dataset",
-            # The resolved commit, so the listing and every file come from one commit even if the branch moves.
-            revision=info.sha or revision,
-            allow_patterns=[ALLOW_PATTERN],
-            local_dir=local_dir,
-        )
-    except Exception as exc:  # noqa: BLE001 - classified into one line
-        raise describe_error(exc, ds, revision, local_dir) from None
-
-    result.files, result.problems = verify_dataset(ds, raw_data_dir, expected_files)
-    if info.sha:
+    print(f"Fetching {ds.hub_id} @ {plan.where()} -> {local_dir}", file=sys.stderr, flush=True)
+    for rel in plan.files:
         try:
-            result.lock_entry = lock_entry(ds, raw_data_dir, revision, info.sha, expected_files)
-        except OSError as exc:
-            raise FetchError(f"{ds.hub_id} ({ds.key}): {_os_error_message(exc, local_dir)}") from None
-        hub = {s.rfilename: s for s in info.siblings or []}
-        for f in result.lock_entry["files"]:
-            sibling = hub.get(f["path"])
-            lfs_sha = getattr(getattr(sibling, "lfs", None), "sha256", None)
-            if (lfs_sha and lfs_sha != f["sha256"]) or (sibling is not None and sibling.size not in (None, f["size"])):
-                result.problems.append(
-                    f"{local_dir / f['path']} does not match the Hub's size/sha256 for it (incomplete or corrupt "
-                    "download?); delete it and fetch again"
-                )
-        if pinned is not None:
-            result.problems += lock_differences(result.lock_entry, pinned)
+            hf_hub_download(ds.hub_id, rel, repo_type="dataset", revision=plan.commit, local_dir=local_dir)
+        except Exception as exc:  # noqa: BLE001 - classified into one line
+            raise describe_error(exc, ds, revision, local_dir) from None
+    try:
+        if plan.card is not None:
+            card_path = local_dir / CARD_NAME
+            if not card_path.is_file() or card_path.read_bytes() != plan.card:
+                card_path.write_bytes(plan.card)
+        removed = remove_stale(ds, local_dir, plan, previous)
+    except OSError as exc:
+        raise FetchError(f"{_name(ds)}: {_os_error_message(exc, local_dir)}") from None
+    if removed:
+        shown = ", ".join(removed[:5]) + (f" and {len(removed) - 5} more" if len(removed) > 5 else "")
+        print(f"{ds.hub_id}: removed {len(removed)} file(s) of the earlier fetch that this one ({plan.where()}) "
+              f"does not include: {shown}", flush=True)
+
+    result.files = [local_dir / rel for rel in plan.files]
+    result.problems = verify_dataset(ds, local_dir, plan.files) + local_layout_problems(local_dir, plan)
+    try:
+        result.lock_entry = lock_entry(ds, raw_data_dir, plan)
+    except OSError as exc:
+        raise FetchError(f"{_name(ds)}: {_os_error_message(exc, local_dir)}") from None
+    for f in result.lock_entry["files"] + ([result.lock_entry["card"]] if result.lock_entry["card"] else []):
+        sibling = plan.siblings.get(f["path"])
+        lfs_sha = getattr(getattr(sibling, "lfs", None), "sha256", None)
+        if (lfs_sha and lfs_sha != f["sha256"]) or (sibling is not None and sibling.size not in (None, f["size"])):
+            result.problems.append(
+                f"{local_dir / f['path']} does not match the Hub's size/sha256 for it (incomplete or corrupt "
+                "download?); delete it and fetch again"
+            )
+    if pinned is not None:
+        result.problems += lock_differences(result.lock_entry, pinned)
     return result
 
 
@@ -648,15 +889,20 @@ def _size(files: list[Path]) -> str:
     return ""  # unreachable
 
 
+def _has_data_files(ds: RawDataset, raw_data_dir: Path) -> bool:
+    try:
+        return bool(ds.data_files(raw_data_dir))
+    except (OSError, ValueError):  # an unreadable card (LayoutError) counts as no data
+        return False
+
+
 def build_hint(raw_data_dir: Path) -> list[str]:
     """The command to build on ``raw_data_dir``, restricted to the dataset groups it has complete."""
     quoted = shlex.quote(str(raw_data_dir))
     members: dict[str, list[RawDataset]] = defaultdict(list)
     for d in DATASETS:
         members[d.group].append(d)
-    complete = [
-        g for g, ds in members.items() if all(any(d.data_dir(raw_data_dir).glob("*.parquet")) for d in ds)
-    ]
+    complete = [g for g, ds in members.items() if all(_has_data_files(d, raw_data_dir) for d in ds)]
     if len(complete) == len(members):
         return [f"  RAW_DATA_DIR={quoted} make build", f"  (or: RAW_DATA_DIR={quoted} dbt build)"]
     incomplete = "; ".join(
@@ -686,13 +932,17 @@ def main(argv: list[str] | None = None) -> int:
         _error(f"huggingface_hub is not installed ({exc}); pip install -r requirements.txt")
         return EXIT_ERROR
 
+    # A card without front matter is normal (no configs: the Hub's default patterns apply); huggingface_hub
+    # would warn about it each time preftools.hub_layout reads the card.
+    logging.getLogger("huggingface_hub.repocard").setLevel(logging.ERROR)
     api = HfApi()
+    previous = read_previous_lock(raw_data_dir)  # what an earlier fetch downloaded (its stale files are removed)
     fetched: list[Fetched] = []
     failed = False
     for index, ds in enumerate(args.selected):
         pinned = args.lock_data["datasets"][ds.key] if args.lock_data is not None else None
         try:
-            result = fetch_dataset(api, ds, raw_data_dir, revision_for(args, ds), pinned)
+            result = fetch_dataset(api, ds, raw_data_dir, revision_for(args, ds), pinned, previous.get(ds.key))
         except FetchError as exc:
             _error(str(exc))
             failed = True
@@ -712,9 +962,10 @@ def main(argv: list[str] | None = None) -> int:
         for r in fetched:
             status = "ok" if not r.problems else f"{len(r.problems)} problem(s)"
             asked = "" if r.revision == r.commit else f" ({r.revision})"
+            via = f" via {CONVERT_REF}" if r.source == CONVERT_REF else ""
             print(
-                f"  {r.dataset.key:<28} {r.dataset.hub_id}@{(r.commit or '?')[:12]}{asked}  "
-                f"{len(r.files)} file(s), {_size(r.files)}  {status}  -> {r.dataset.data_dir(raw_data_dir)}"
+                f"  {r.dataset.key:<28} {r.dataset.hub_id}@{(r.commit or '?')[:12]}{asked}{via}  "
+                f"{len(r.files)} file(s), {_size(r.files)}  {status}  -> {r.dataset.repo_dir(raw_data_dir)}"
             )
     try:
         lock_path = write_lock(raw_data_dir, fetched)

@@ -1,12 +1,16 @@
 """preftools.fetch against a local stand-in for the Hugging Face Hub.
 
 A small HTTP server on 127.0.0.1 answers the calls huggingface_hub 2.x makes for
-``HfApi.dataset_info`` + ``snapshot_download(repo_type="dataset", local_dir=...)``:
+``HfApi.dataset_info`` + ``hf_hub_download(repo_type="dataset", local_dir=...)``:
 
     GET  /api/datasets/<org>/<name>/revision/<rev>      repo info: sha + siblings (size, LFS sha256)
     GET  /api/datasets/<org>/<name>/tree/<sha>?...      recursive file listing
     HEAD /datasets/<org>/<name>/resolve/<sha>/<path>    X-Repo-Commit, ETag, Content-Length
     GET  /datasets/<org>/<name>/resolve/<sha>/<path>    the bytes
+
+<rev> is a commit, ``main`` or another ref such as ``refs/convert/parquet`` (the Hub's Parquet
+conversion), which huggingface_hub sends URL-encoded as one path segment: ``refs%2Fconvert%2Fparquet``
+(an unencoded ref matches no route here, as on the Hub).
 
 The fetcher runs as a subprocess (huggingface_hub reads HF_ENDPOINT & co at import time) with
 HF_ENDPOINT pointing at the server and HF_HOME in a temp dir, so nothing leaves the machine.
@@ -15,6 +19,7 @@ HF_ENDPOINT pointing at the server and HF_HOME in a temp dir, so nothing leaves 
 from __future__ import annotations
 
 import errno
+import gzip
 import hashlib
 import io
 import json
@@ -33,7 +38,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from preftools.contract import DATASETS, DATASETS_BY_KEY
-from preftools.fetch import schema_problems
+from preftools.fetch import CONVERT_REF, schema_problems
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SHARD = "data/train-00000-of-00001.parquet"
@@ -47,13 +52,33 @@ def parquet_bytes(table: pa.Table) -> bytes:
 
 
 def contract_files(schema: pa.Schema) -> dict[str, bytes]:
-    # An empty table of the contract schema, plus a README that the allow pattern must skip.
-    return {SHARD: parquet_bytes(schema.empty_table()), "README.md": b"# card\n"}
+    # An empty table of the contract schema, a card without `configs:` (downloaded beside the data)
+    # and a .gitattributes (not a data file: never downloaded).
+    return {SHARD: parquet_bytes(schema.empty_table()), "README.md": b"# card\n", ".gitattributes": b"*.parquet filter=lfs\n"}
+
+
+def _sample(t: pa.DataType):
+    if pa.types.is_struct(t):
+        return {t.field(i).name: _sample(t.field(i).type) for i in range(t.num_fields)}
+    if pa.types.is_list(t):
+        return [_sample(t.value_type)]
+    if pa.types.is_boolean(t):
+        return True
+    if pa.types.is_floating(t):
+        return 1.5
+    return "x"
+
+
+def json_lines(schema: pa.Schema, drop: tuple[str, ...] = (), rows: int = 2) -> bytes:
+    """JSON Lines with every column of ``schema`` but ``drop`` (DuckDB needs rows to infer columns)."""
+    row = {f.name: _sample(f.type) for f in schema if f.name not in drop}
+    return "".join(json.dumps(row) + "\n" for _ in range(rows)).encode()
 
 
 class FakeHub:
     """repos: repo_id -> {path: bytes} at main; gated: repo ids answered with 401 GatedRepo.
     push() moves main to a new commit, the earlier ones stay reachable by their sha;
+    set_ref() points another ref (e.g. refs/convert/parquet) at a new commit;
     bad_lfs: repo ids whose listing advertises a wrong LFS sha256 (a corrupt download)."""
 
     def __init__(self) -> None:
@@ -61,8 +86,9 @@ class FakeHub:
         self.gated: set[str] = set()
         self.bad_lfs: set[str] = set()
         self.heads: dict[str, str] = {}
+        self.refs: dict[str, dict[str, str]] = {}  # repo_id -> ref name -> commit (besides main)
         self.history: dict[str, dict[str, dict[str, bytes]]] = {}
-        self.requests: list[tuple[str, str]] = []
+        self.requests: list[tuple[str, str]] = []  # (method, path as sent, still URL-encoded)
         self.lock = threading.Lock()
 
     def sha(self, repo_id: str) -> str:
@@ -76,10 +102,20 @@ class FakeHub:
         self.heads[repo_id] = hashlib.sha1(f"{repo_id}@{old}".encode()).hexdigest()
         return self.heads[repo_id]
 
+    def set_ref(self, repo_id: str, ref: str, files: dict[str, bytes]) -> str:
+        """Point ``ref`` at a new commit holding ``files`` (the earlier commit stays reachable)."""
+        history = self.history.setdefault(repo_id, {})
+        commit = hashlib.sha1(f"{repo_id}@{ref}#{len(history)}".encode()).hexdigest()
+        history[commit] = files
+        self.refs.setdefault(repo_id, {})[ref] = commit
+        return commit
+
     def files_at(self, repo_id: str, rev: str) -> tuple[str, dict[str, bytes]] | None:
-        """(commit, files) of a branch name or commit sha; None for an unknown revision."""
+        """(commit, files) of a branch name, ref or commit sha; None for an unknown revision."""
         if rev == "main" or rev == self.sha(repo_id):
             return self.sha(repo_id), self.repos[repo_id]
+        if rev in self.refs.get(repo_id, {}):
+            rev = self.refs[repo_id][rev]
         if rev in self.history.get(repo_id, {}):
             return rev, self.history[repo_id][rev]
         return None
@@ -128,17 +164,17 @@ def make_handler(hub: FakeHub):
 
         def _sibling(self, repo_id: str, path: str, body: bytes) -> dict:
             sibling = {"rfilename": path, "size": len(body), "blobId": hashlib.sha1(body).hexdigest()}
-            if path.endswith(".parquet"):  # stored with LFS on the Hub
+            if path.endswith((".parquet", ".gz", ".zst")):  # stored with LFS on the Hub
                 sha256 = hashlib.sha256(body + (b"x" if repo_id in hub.bad_lfs else b"")).hexdigest()
                 sibling["lfs"] = {"sha256": sha256, "size": len(body), "pointerSize": 134}
             return sibling
 
         def _handle(self):
-            path = unquote(urlsplit(self.path).path)
+            path = urlsplit(self.path).path  # matched encoded: a ref's "/" is %2F inside one segment
             with hub.lock:
                 hub.requests.append((self.command, path))
             if m := info_re.match(path):
-                repo_id, rev = m.groups()
+                repo_id, rev = map(unquote, m.groups())
                 if (found := self._at(repo_id, rev)) is None:
                     return
                 commit, files = found
@@ -146,7 +182,7 @@ def make_handler(hub: FakeHub):
                         "siblings": [self._sibling(repo_id, p, b) for p, b in sorted(files.items())]}
                 return self._send(200, json.dumps(body).encode())
             if m := tree_re.match(path):
-                repo_id, rev = m.group(1), m.group(2)
+                repo_id, rev = unquote(m.group(1)), unquote(m.group(2))
                 if (found := self._at(repo_id, rev)) is None:
                     return
                 entries = [{"type": "directory", "oid": "0" * 40, "path": "data"}]
@@ -154,7 +190,7 @@ def make_handler(hub: FakeHub):
                             for p, b in sorted(found[1].items())]
                 return self._send(200, json.dumps(entries).encode())
             if m := resolve_re.match(path):
-                repo_id, rev, filename = m.groups()
+                repo_id, rev, filename = map(unquote, m.groups())
                 if (found := self._at(repo_id, rev)) is None:
                     return
                 commit, files = found
@@ -240,11 +276,16 @@ def test_fetch_all_five_into_hub_layout(hub, tmp_path):
         assert shard.is_file(), shard
         assert shard.read_bytes() == hub.repos[ds.hub_id][SHARD]
         assert pq.read_schema(shard).equals(ds.schema)
-        assert not (raw / ds.hub_id / "README.md").exists()  # only data/*.parquet
+        # The data files and the card (the build resolves the local copy by it); nothing else.
+        assert (raw / ds.hub_id / "README.md").read_bytes() == hub.repos[ds.hub_id]["README.md"]
+        assert not (raw / ds.hub_id / ".gitattributes").exists()
+        assert ds.data_files(raw) == [shard]
     assert f"RAW_DATA_DIR={raw} make build" in proc.stdout
     assert f"RAW_DATA_DIR={raw} dbt build" in proc.stdout
+    assert "refs/convert/parquet" not in proc.stdout + proc.stderr  # every repo has its own data files
     downloads = [p for m, p in hub.requests if m == "GET" and "/resolve/" in p]
-    assert len(downloads) == len(DATASETS)
+    assert sorted(downloads) == sorted(f"/datasets/{ds.hub_id}/resolve/{hub.sha(ds.hub_id)}/{name}"
+                                       for ds in DATASETS for name in (SHARD, "README.md"))
 
     # The lock file beside the data: each dataset's commit and files (name, size, sha256).
     lock = json.loads((raw / "fetch.lock.json").read_text())
@@ -252,9 +293,18 @@ def test_fetch_all_five_into_hub_layout(hub, tmp_path):
     for ds in DATASETS:
         entry = lock["datasets"][ds.key]
         body = hub.repos[ds.hub_id][SHARD]
-        assert entry["hub_id"] == ds.hub_id and entry["revision"] == hub.sha(ds.hub_id), entry
-        assert entry["requested_revision"] == "main" and entry["endpoint"] == hub.endpoint
-        assert entry["files"] == [{"path": SHARD, "size": len(body), "sha256": hashlib.sha256(body).hexdigest()}]
+        card = hub.repos[ds.hub_id]["README.md"]
+        assert entry == {
+            "hub_id": ds.hub_id,
+            "requested_revision": "main",
+            "requested_commit": hub.sha(ds.hub_id),
+            "source": "repo",
+            "revision": hub.sha(ds.hub_id),
+            "endpoint": hub.endpoint,
+            "card": {"path": "README.md", "size": len(card), "sha256": hashlib.sha256(card).hexdigest()},
+            "files": [{"path": SHARD, "size": len(body), "sha256": hashlib.sha256(body).hexdigest()}],
+        }
+    assert lock["lock_version"] == 2
     assert f"--lock {raw / 'fetch.lock.json'}" in proc.stdout
 
     # A second run finds the files up to date (same commit) and downloads nothing.
@@ -346,6 +396,7 @@ def test_help_mentions_direct_hub_reads(tmp_path):
     proc = run_fetch(tmp_path, "http://127.0.0.1:9", "--help")
     assert proc.returncode == 0
     assert "RAW_DATA_DIR=hf://datasets" in proc.stdout and "httpfs" in proc.stdout
+    assert "refs/convert/parquet" in proc.stdout and "README.md" in proc.stdout
 
 
 def test_schema_comparison_is_lenient_where_duckdb_is():
@@ -504,3 +555,204 @@ def test_revision_and_lock_arguments(tmp_path, args, needle):
     proc = run_fetch(tmp_path, "http://127.0.0.1:9", "--raw-data-dir", str(tmp_path / "raw"), *args)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
     assert needle in proc.stderr, proc.stderr
+
+
+# --------------------------------------------------------------------------------------------
+# any layout: the data files the Hub reads (card configs or default patterns, Parquet or JSON),
+# else the Hub's Parquet conversion (refs/convert/parquet)
+
+CARD_WITH_CONFIGS = b"""---
+configs:
+- config_name: helpful-base
+  data_files:
+  - split: train
+    path: helpful-base/train.jsonl.gz
+---
+# A dataset whose card names its data files
+"""
+
+
+def _record(body: bytes, path: str) -> dict:
+    return {"path": path, "size": len(body), "sha256": hashlib.sha256(body).hexdigest()}
+
+
+def _fetched_paths(hub: FakeHub, repo_id: str) -> set[str]:
+    """Repo paths the fetcher asked the Hub for (HEAD or GET), at any revision."""
+    prefix = f"/datasets/{repo_id}/resolve/"
+    return {unquote(p[len(prefix):].split("/", 1)[1]) for _, p in hub.requests if p.startswith(prefix)}
+
+
+def test_json_only_dataset(hub, tmp_path):
+    ds = DATASETS_BY_KEY["rever_rubric"]
+    rows = json_lines(ds.schema)
+    hub.repos[ds.hub_id] = {"train.jsonl": rows, ".gitattributes": b"*.gz filter=lfs\n"}  # no card
+    raw = tmp_path / "raw"
+
+    proc = run_fetch(tmp_path, hub.endpoint, "--raw-data-dir", str(raw), "--datasets", ds.key)
+    assert proc.returncode == 0, proc.stderr
+    assert (raw / ds.hub_id / "train.jsonl").read_bytes() == rows
+    assert ds.data_files(raw) == [raw / ds.hub_id / "train.jsonl"]
+    assert not (raw / ds.hub_id / "README.md").exists() and not (raw / ds.hub_id / ".gitattributes").exists()
+    entry = _read_lock(raw)["datasets"][ds.key]
+    assert entry["files"] == [_record(rows, "train.jsonl")] and entry["card"] is None
+    assert entry["source"] == "repo" and entry["revision"] == entry["requested_commit"] == hub.sha(ds.hub_id)
+    assert not any("refs%2Fconvert" in p for _, p in hub.requests)  # main has data: no fallback
+
+
+def test_json_schema_mismatch_names_the_column(hub, tmp_path):
+    ds = DATASETS_BY_KEY["rever_judge"]
+    hub.repos[ds.hub_id] = {"train.jsonl": json_lines(ds.schema, drop=("candidate",))}
+    proc = run_fetch(tmp_path, hub.endpoint, "--raw-data-dir", str(tmp_path / "raw"), "--datasets", ds.key)
+    (line,) = assert_clean_failure(proc)
+    assert ds.hub_id in line and "column candidate is missing" in line and "train.jsonl" in line, line
+
+
+def test_card_configs_decide_the_files(hub, tmp_path):
+    ds = DATASETS_BY_KEY["code_ultrafeedback_standard"]
+    data = gzip.compress(json_lines(ds.schema), mtime=0)
+    decoys = {"decoy/train.jsonl": json_lines(ds.schema), SHARD: parquet_bytes(ds.schema.empty_table())}
+    hub.repos[ds.hub_id] = {"README.md": CARD_WITH_CONFIGS, "helpful-base/train.jsonl.gz": data, **decoys}
+    raw = tmp_path / "raw"
+
+    proc = run_fetch(tmp_path, hub.endpoint, "--raw-data-dir", str(raw), "--datasets", ds.key)
+    assert proc.returncode == 0, proc.stderr
+    repo = raw / ds.hub_id
+    assert (repo / "helpful-base/train.jsonl.gz").read_bytes() == data
+    assert (repo / "README.md").read_bytes() == CARD_WITH_CONFIGS
+    for decoy in decoys:  # outside the card's config: neither downloaded nor asked for
+        assert not (repo / decoy).exists(), decoy
+    assert _fetched_paths(hub, ds.hub_id) == {"README.md", "helpful-base/train.jsonl.gz"}
+    assert ds.data_files(raw) == [repo / "helpful-base/train.jsonl.gz"]  # the local copy resolves the same way
+    entry = _read_lock(raw)["datasets"][ds.key]
+    assert entry["files"] == [_record(data, "helpful-base/train.jsonl.gz")]
+    assert entry["card"] == _record(CARD_WITH_CONFIGS, "README.md")
+
+
+def _conversion(ds, version: str = "1") -> dict[str, bytes]:
+    """What the Hub's conversion branch holds: <config>/<split>/NNNN.parquet per config."""
+    table = ds.schema.empty_table().replace_schema_metadata({"version": version})
+    return {
+        ".gitattributes": b"*.parquet filter=lfs\n",
+        "default/train/0000.parquet": parquet_bytes(table),
+        "default/train/0001.parquet": parquet_bytes(table.replace_schema_metadata({"shard": "1"})),
+        "other/train/0000.parquet": parquet_bytes(table),  # not the default config: not fetched
+    }
+
+
+def test_conversion_branch_when_the_repo_has_no_readable_data(hub, tmp_path):
+    ds = DATASETS_BY_KEY["rever_rubric"]
+    hub.repos[ds.hub_id] = {"README.md": b"---\nlicense: mit\n---\n# ReVeR\n", "train.csv": b"id,source\na,b\n"}
+    conversion = _conversion(ds)
+    conv_sha = hub.set_ref(ds.hub_id, CONVERT_REF, conversion)
+    main_sha = hub.sha(ds.hub_id)
+    raw = tmp_path / "raw"
+    expected_files = ["default/train/0000.parquet", "default/train/0001.parquet"]
+
+    proc = run_fetch(tmp_path, hub.endpoint, "--raw-data-dir", str(raw), "--datasets", ds.key)
+    assert proc.returncode == 0, proc.stderr
+    note = (f"{ds.hub_id}: no Parquet or JSON data files at main ({main_sha[:12]}); "
+            f"using the Hub's Parquet conversion refs/convert/parquet ({conv_sha[:12]})")
+    assert note in proc.stdout.splitlines(), proc.stdout
+    # huggingface_hub names the ref as one URL-encoded path segment.
+    assert ("GET", f"/api/datasets/{ds.hub_id}/revision/refs%2Fconvert%2Fparquet") in hub.requests
+    repo = raw / ds.hub_id
+    for path in expected_files:
+        assert (repo / path).read_bytes() == conversion[path], path
+    assert not (repo / "other").exists() and not (repo / "train.csv").exists()
+    assert not (repo / "README.md").exists()  # main's card does not describe the converted files
+    assert ds.data_files(raw) == [repo / p for p in expected_files]
+    entry = _read_lock(raw)["datasets"][ds.key]
+    assert (entry["requested_revision"], entry["requested_commit"], entry["source"], entry["revision"]) == \
+        ("main", main_sha, "refs/convert/parquet", conv_sha)
+    assert entry["card"] is None and entry["files"] == [_record(conversion[p], p) for p in expected_files]
+    saved_lock = tmp_path / "saved.lock.json"
+    saved_lock.write_text((raw / "fetch.lock.json").read_text())
+
+    # Upstream moves on (main and its conversion); --lock still downloads the recorded conversion commit.
+    hub.push(ds.hub_id, {"train.csv": b"id,source\nc,d\n"})
+    hub.set_ref(ds.hub_id, CONVERT_REF, _conversion(ds, version="2"))
+    again = tmp_path / "again"
+    reproduced = run_fetch(tmp_path, hub.endpoint, "--raw-data-dir", str(again), "--lock", str(saved_lock))
+    assert reproduced.returncode == 0, reproduced.stderr
+    assert (f"{ds.hub_id}: the lock file records files of the Hub's Parquet conversion refs/convert/parquet "
+            f"({conv_sha[:12]}); fetching them at that commit") in reproduced.stdout.splitlines(), reproduced.stdout
+    for path in expected_files:
+        assert (again / ds.hub_id / path).read_bytes() == conversion[path], path
+    assert _read_lock(again)["datasets"][ds.key] == entry
+
+
+def test_no_data_and_no_conversion(hub, tmp_path):
+    ds = DATASETS_BY_KEY["rever_judge"]
+    hub.repos[ds.hub_id] = {"traces.tar": b"not readable by the build"}
+    proc = run_fetch(tmp_path, hub.endpoint, "--raw-data-dir", str(tmp_path / "raw"), "--datasets", ds.key)
+    (line,) = assert_clean_failure(proc)
+    assert f"no Parquet or JSON data files at main ({hub.sha(ds.hub_id)[:12]})" in line, line
+    assert "traces.tar" in line and "refs/convert/parquet does not exist" in line, line
+
+
+def test_refetch_after_a_layout_switch_removes_stale_files(hub, tmp_path):
+    ds = DATASETS_BY_KEY["rever_judge"]
+    hub.repos[ds.hub_id] = contract_files(ds.schema)
+    raw, repo = tmp_path / "raw", tmp_path / "raw" / ds.hub_id
+    assert run_fetch(tmp_path, hub.endpoint, "--raw-data-dir", str(raw), "--datasets", ds.key).returncode == 0
+    assert (repo / SHARD).is_file() and (repo / "README.md").is_file()
+
+    # Upstream switches to JSON Lines at the root, without a card: the shard and the card go.
+    rows = json_lines(ds.schema)
+    sha = hub.push(ds.hub_id, {"train.jsonl": rows})
+    proc = run_fetch(tmp_path, hub.endpoint, "--raw-data-dir", str(raw), "--datasets", ds.key)
+    assert proc.returncode == 0, proc.stderr
+    assert (f"{ds.hub_id}: removed 2 file(s) of the earlier fetch that this one (main at {sha[:12]}) does not "
+            f"include: {SHARD}, README.md") in proc.stdout.splitlines(), proc.stdout
+    assert not (repo / "data").exists() and not (repo / "README.md").exists()
+    assert ds.data_files(raw) == [repo / "train.jsonl"]
+    assert [f["path"] for f in _read_lock(raw)["datasets"][ds.key]["files"]] == ["train.jsonl"]
+
+    # Then to CSV only: the conversion branch; train.jsonl goes.
+    hub.push(ds.hub_id, {"train.csv": b"id\n1\n"})
+    conv_sha = hub.set_ref(ds.hub_id, CONVERT_REF, _conversion(ds))
+    proc = run_fetch(tmp_path, hub.endpoint, "--raw-data-dir", str(raw), "--datasets", ds.key)
+    assert proc.returncode == 0, proc.stderr
+    assert (f"{ds.hub_id}: removed 1 file(s) of the earlier fetch that this one (refs/convert/parquet at "
+            f"{conv_sha[:12]}) does not include: train.jsonl") in proc.stdout.splitlines(), proc.stdout
+    assert ds.data_files(raw) == [repo / "default/train/0000.parquet", repo / "default/train/0001.parquet"]
+    assert "via refs/convert/parquet" in proc.stdout
+
+
+def test_a_version_1_lock_is_still_read(hub, tmp_path):
+    ds = DATASETS_BY_KEY["ultrafeedback"]
+    hub.repos[ds.hub_id] = contract_files(ds.schema)
+    body = hub.repos[ds.hub_id][SHARD]
+    v1 = {"lock_version": 1, "datasets": {ds.key: {
+        "hub_id": ds.hub_id, "requested_revision": "main", "revision": hub.sha(ds.hub_id),
+        "endpoint": hub.endpoint, "files": [_record(body, SHARD)],
+    }}}
+    lock_file = tmp_path / "v1.lock.json"
+    lock_file.write_text(json.dumps(v1))
+    raw = tmp_path / "raw"
+    proc = run_fetch(tmp_path, hub.endpoint, "--raw-data-dir", str(raw), "--lock", str(lock_file))
+    assert proc.returncode == 0, proc.stderr
+    assert (raw / ds.hub_id / SHARD).read_bytes() == body
+    assert not (raw / ds.hub_id / "README.md").exists()  # a version-1 lock records no card
+    lock = _read_lock(raw)
+    assert lock["lock_version"] == 2
+    assert lock["datasets"][ds.key] == {**v1["datasets"][ds.key], "requested_commit": hub.sha(ds.hub_id),
+                                         "source": "repo", "card": None}
+
+
+@pytest.mark.parametrize("change, needle", [
+    (lambda lock: lock.update(lock_version=99), "lock_version 99"),
+    (lambda lock: lock["datasets"]["ultrafeedback"]["files"][0].update(path="../../escape.parquet"), "not a relative path"),
+    (lambda lock: lock["datasets"]["ultrafeedback"].update(source="refs/pr/1"), "\"source\" 'refs/pr/1'"),
+])
+def test_bad_lock_files(tmp_path, change, needle):
+    lock = {"lock_version": 2, "datasets": {"ultrafeedback": {
+        "hub_id": DATASETS_BY_KEY["ultrafeedback"].hub_id, "requested_revision": "main", "revision": "a" * 40,
+        "files": [{"path": SHARD, "size": 1, "sha256": "0" * 64}],
+    }}}
+    change(lock)
+    lock_file = tmp_path / "bad.json"
+    lock_file.write_text(json.dumps(lock))
+    proc = run_fetch(tmp_path, "http://127.0.0.1:9", "--raw-data-dir", str(tmp_path / "raw"), "--lock", str(lock_file))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert needle in proc.stderr and str(lock_file) in proc.stderr, proc.stderr
