@@ -11,11 +11,13 @@ data) and records its sha256 in ``manifest.json``. A card holds:
   catalog (dbt ``persist_docs`` stores them as ``COMMENT``s; a Spark build has none, so its cards
   have no descriptions);
 - rows per split, the source datasets and their licences, a "How to use" block for training
-  tables (those with ``prompt``, ``chosen`` and ``rejected`` columns), and provenance: the build
-  (``meta.warehouse_build_info``), the raw-data revision and the project's git commit at export time.
+  tables (those with ``prompt``, ``chosen`` and ``rejected`` columns: it selects the training rows,
+  see ``training_filter``), and provenance: the build (``meta.warehouse_build_info``), the raw data
+  by Hub id and revision and the project's git commit at export time.
 
 Cards are deterministic: the same warehouse (and the same project commit and raw folder) gives
-the same bytes; nothing in them depends on the clock or on the export directory.
+the same bytes; nothing in them depends on the clock or on the export directory, and no path of
+the build machine is written (``RAW_DATA_DIR`` is named by the raw data's revision instead).
 """
 
 from __future__ import annotations
@@ -250,14 +252,42 @@ def raw_revisions(build: dict | None, registry: list[SourceDataset]) -> dict[str
     return out
 
 
+# Build-info columns that hold a path of the build machine: never published (cards, manifest.json).
+MACHINE_PATH_KEYS = ("raw_data_dir",)
+
+
+def _without_paths(text: str, row: dict) -> str:
+    """``text`` with the build's local RAW_DATA_DIR (e.g. in "unknown (file:///... is read at build
+    time ...)") replaced by the variable's name; a Hub URL (hf://) is kept."""
+    raw = str(row.get("raw_data_dir") or "")
+    if not raw or raw.startswith("hf://"):
+        return text
+    return text.replace(raw, "RAW_DATA_DIR")
+
+
+def public_build(build):
+    """The build-info row(s) as published: without the columns holding paths of the build machine
+    (MACHINE_PATH_KEYS); the raw data is named by ``raw_revisions`` (Hub commits, or "generated,
+    seed N, scale S")."""
+    if isinstance(build, list):
+        return [public_build(row) for row in build]
+    if not isinstance(build, dict):
+        return build
+    return {
+        key: _without_paths(value, build) if isinstance(value, str) else value
+        for key, value in build.items() if key not in MACHINE_PATH_KEYS
+    }
+
+
 def read_context(con, build, exported_with: str) -> CardContext:
     registry, in_warehouse = read_registry(con)
     row = _build_row(build)
+    revisions = raw_revisions(row, registry)
     return CardContext(
         registry=registry,
         registry_in_warehouse=in_warehouse,
-        build=row,
-        raw_revisions=raw_revisions(row, registry),
+        build=public_build(row),
+        raw_revisions={hub_id: _without_paths(text, row or {}) for hub_id, text in revisions.items()},
         project_commit=project_commit(),
         exported_with=exported_with,
     )
@@ -294,6 +324,19 @@ def source_keys(mart: str, registry: list[SourceDataset], build: dict | None) ->
 def is_training_table(columns: list[tuple[str, str]]) -> bool:
     names = {c for c, _ in columns}
     return all(c in names for c in TRAINING_COLUMNS)
+
+
+def training_filter(mart: str, columns: list[tuple[str, str]]) -> str | None:
+    """The Python condition on a row (``datasets`` filter) that keeps a training table's training
+    rows: the rows with a pair (``has_pair``, where not every row is one) that no integrity check
+    flags (``is_flagged``), i.e. the dataset's training split of preference_pairs. None for
+    preference_pairs, whose splits are that selection."""
+    if mart == "preference_pairs":
+        return None
+    names = {c for c, _ in columns}
+    parts = [text for column, text in (("has_pair", 'row["has_pair"]'), ("is_flagged", 'not row["is_flagged"]'))
+             if column in names]
+    return " and ".join(parts) or None
 
 
 def size_category(rows: int) -> str:
@@ -406,14 +449,23 @@ def render_card(
             out += [f"train = concatenate_datasets([ds[s] for s in {use!r}])"]
         else:
             out += [f"train = ds[{use[0]!r}]"]
+        condition = training_filter(mart, columns)
+        if condition:
+            out += [f"train = train.filter(lambda row: {condition})"]
         out += [f"train = train.select_columns({list(TRAINING_COLUMNS)!r})"]
-        if mart != "preference_pairs":
-            out += ['train = train.filter(lambda row: row["chosen"] is not None and row["rejected"] is not None)']
         out += [
             f'trainer = DPOTrainer(model="{EXAMPLE_MODEL}", args=DPOConfig(output_dir="dpo"), train_dataset=train)',
             "trainer.train()",
             "```",
             "",
+        ]
+        if condition:
+            out += [
+                f"The filter `{condition}` keeps the training rows: the same rows as this dataset's "
+                "training split of `preference_pairs` (the column descriptions below say more).",
+                "",
+            ]
+        out += [
             "`prompt`, `chosen` and `rejected` are in TRL's conversational form (lists of "
             "`{role, content}` messages); `RewardTrainer` reads the same columns.",
         ]
@@ -477,14 +529,13 @@ def render_card(
             ("target_name", "dbt target"),
             ("random_seed", "`random_seed`"),
             ("datasets", "dataset groups built"),
-            ("raw_data_dir", "`RAW_DATA_DIR`"),
             ("git_commit", "project commit at build time"),
         ):
             if build.get(key) not in (None, ""):
                 value = build[key]
                 if key == "datasets":
                     value = ", ".join(enabled_groups(build) or [])
-                rows.append((label, _code(value) if key in ("raw_data_dir", "git_commit") else _cell(value)))
+                rows.append((label, _code(value) if key == "git_commit" else _cell(value)))
     else:
         rows.append(("build", "not recorded (no `meta.warehouse_build_info`)"))
     revisions = [(d.hub_id, context.raw_revisions.get(d.hub_id, "unknown")) for d in sources]

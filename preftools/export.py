@@ -20,7 +20,9 @@ Layout (``$EXPORT_DIR``, default ``exports/``)::
                                                     code_ultrafeedback, rever)
     manifest.json                                   per mart: files and card (sha256), row counts,
                                                     schema, the dbt build that made them; the
-                                                    command line
+                                                    command line (no path of the build machine:
+                                                    the raw data is named by its revision, the
+                                                    warehouse and export folder by their variables)
 
 Loading: ``datasets.load_dataset("<EXPORT_DIR>/<mart>")`` gives a ``train`` split, and for
 ``preference_pairs`` one split per value of its ``split`` column: the card's ``configs`` name
@@ -180,14 +182,35 @@ def _jsonable(value):
     return value
 
 
+# Options whose value is a path of the machine that exported: recorded by the variable's name.
+PATH_OPTIONS = {"--duckdb-path": "$DUCKDB_PATH", "--export-dir": "$EXPORT_DIR", "--spark-warehouse": "$SPARK_WAREHOUSE_DIR"}
+
+
+def public_command(args: list[str]) -> str:
+    """A command line as the manifest records it: the values of PATH_OPTIONS replaced by their
+    variable's name (manifest.json is published beside the data; paths of the machine are not)."""
+    out, hide = [], None
+    for arg in args:
+        option, eq, _ = arg.partition("=")
+        if hide is not None:
+            out.append(hide)
+            hide = None
+        elif eq and option in PATH_OPTIONS:
+            out.append(f"{option}={PATH_OPTIONS[option]}")
+        else:
+            out.append(shlex.quote(arg))
+            hide = PATH_OPTIONS.get(arg)
+    return " ".join(out)
+
+
 def command_line(duckdb_path: Path, export_dir: Path, marts: list[str] | None, progress: bool = True) -> str:
-    """The CLI invocation equivalent to an export (recorded in the manifest)."""
+    """The CLI invocation equivalent to an export (recorded in the manifest, see public_command)."""
     args = ["python", "-m", "preftools.export", "--duckdb-path", str(duckdb_path), "--export-dir", str(export_dir)]
     if marts is not None:
         args += ["--marts", ",".join(marts)]
     if not progress:
         args.append("--no-progress")
-    return shlex.join(args)
+    return public_command(args)
 
 
 # --------------------------------------------------------------------------------------------
@@ -614,7 +637,7 @@ def mart_entry(mart: MartExport, build, exported_by: dict) -> dict:
             {"name": fld.name, "arrow_type": str(fld.type), "duckdb_type": duck}
             for fld, (_, duck) in zip(mart.schema, mart.columns)
         ],
-        "build": build,
+        "build": cards.public_build(build),
         "exported_by": exported_by,
     }
 
@@ -708,11 +731,12 @@ def export(
     duckdb_path = Path(duckdb_path).expanduser().absolute()
     export_dir = Path(export_dir).expanduser().absolute()
     command = command or command_line(duckdb_path, export_dir, marts, progress)
-    exported_by = {"command": command, "preftools_version": __version__, "warehouse": str(duckdb_path)}
+    # the warehouse by its file (folder) name only: no path of this machine in manifest.json
+    exported_by = {"command": command, "preftools_version": __version__, "warehouse": duckdb_path.name}
 
     if spark_warehouse is not None:
         spark_warehouse = Path(spark_warehouse).expanduser().absolute()
-        exported_by["warehouse"] = f"spark:{spark_warehouse}"
+        exported_by["warehouse"] = f"spark:{spark_warehouse.name}"
     source = open_spark_warehouse(spark_warehouse) if spark_warehouse is not None else open_warehouse(duckdb_path)
     with source as con:
         available = list_marts(con)
@@ -849,7 +873,7 @@ def main(argv: list[str] | None = None) -> int:
             args.marts,
             progress=not args.no_progress,
             spark_warehouse=args.spark_warehouse,
-            command=shlex.join(["python", "-m", "preftools.export", *(sys.argv[1:] if argv is None else argv)]),
+            command=public_command(["python", "-m", "preftools.export", *(sys.argv[1:] if argv is None else argv)]),
         )
     except ExportError as exc:
         print(f"export: error: {exc}", file=sys.stderr)

@@ -276,7 +276,9 @@ def test_manifest_describes_files_counts_schema_and_build(exported, marts, con):
     if has_build_info:
         (row,) = duck_rows(con, "select * from meta.warehouse_build_info")
         build = json.loads(json.dumps(row, default=lambda v: v.isoformat()))
-        assert build["invocation_id"] and build["random_seed"] is not None
+        assert build["invocation_id"] and build["random_seed"] is not None and build["raw_revisions"]
+        # published beside the data: the raw data by its revision, not by the build machine's folder
+        del build["raw_data_dir"]
     for mart in marts:
         entry = manifest["marts"][mart]
         count = con.execute(f'select count(*) from main."{mart}"').fetchall()[0][0]
@@ -291,6 +293,58 @@ def test_manifest_describes_files_counts_schema_and_build(exported, marts, con):
             assert pq.ParquetFile(path).metadata.num_rows == f["num_rows"]
             assert sha256(path) == f["sha256"] and path.stat().st_size == f["num_bytes"]
         assert entry["build"] == build
+
+
+def machine_paths(*paths) -> dict[str, str]:
+    """Absolute paths of this machine (as given and resolved) -> what they are; "/" left out."""
+    out = {}
+    for label, path in paths:
+        for form in {str(path), os.path.realpath(path)}:
+            if Path(form).is_absolute() and len(Path(form).parts) > 1:
+                out[form.rstrip("/")] = label
+    return out
+
+
+def test_no_path_of_the_build_machine_is_published(exported, warehouse, con):
+    """Cards and manifest.json name the raw data by Hub id and revision, never by a local path:
+    no absolute path of the build (RAW_DATA_DIR, DUCKDB_PATH, EXPORT_DIR, the repo, the home and
+    temp folders) in any text file of the export. The session build reads generated data from a
+    temp folder and the fixture exports with absolute --duckdb-path and --export-dir."""
+    import tempfile
+
+    paths = machine_paths(
+        ("RAW_DATA_DIR", warehouse.raw_dir), ("DUCKDB_PATH", warehouse.path), ("EXPORT_DIR", exported),
+        ("the repo", REPO), ("the home folder", Path.home()), ("the temp folder", tempfile.gettempdir()),
+    )
+    texts = [p for p in sorted(exported.rglob("*"))
+             if p.is_file() and (p.suffix in (".md", ".json") or p.name in ("README.md", "manifest.json"))]
+    assert any(p.name == "manifest.json" for p in texts) and sum(p.name == "README.md" for p in texts) > 1
+    found = [
+        (str(p.relative_to(exported)), label, path)
+        for p in texts for path, label in paths.items() if path in p.read_text(encoding="utf-8")
+    ]
+    assert found == []
+    # what names the raw data instead: the build's raw_revisions
+    (build,) = duck_rows(con, "select raw_revisions from meta.warehouse_build_info")
+    body = (exported / "preference_pairs" / "README.md").read_text(encoding="utf-8")
+    assert f"| raw data revision | {build['raw_revisions']} |" in body
+    manifest = json.loads((exported / "manifest.json").read_text())
+    assert all(m["build"]["raw_revisions"] == build["raw_revisions"] for m in manifest["marts"].values())
+
+
+def test_published_build_info_drops_local_paths():
+    """A RAW_DATA_DIR that a revision text quotes (a file:// folder read at build time) is named by
+    the variable instead; the Hub (hf://) is kept."""
+    from preftools import cards
+
+    local = {"raw_data_dir": "file:///srv/me/raw", "random_seed": 42,
+             "raw_revisions": "unknown (file:///srv/me/raw is read at build time; the revision is not recorded)"}
+    assert cards.public_build(local) == {
+        "random_seed": 42, "raw_revisions": "unknown (RAW_DATA_DIR is read at build time; the revision is not recorded)"}
+    hub = {"raw_data_dir": "hf://datasets", "raw_revisions": "unknown (hf://datasets is read at build time)"}
+    assert cards.public_build([hub]) == [{"raw_revisions": "unknown (hf://datasets is read at build time)"}]
+    assert "/home/me" not in ex.public_command(
+        ["python", "-m", "preftools.export", "--duckdb-path", "/home/me/w.duckdb", "--export-dir=/home/me/out", "--marts", "a"])
 
 
 # --------------------------------------------------------------------------------------------
@@ -549,7 +603,7 @@ def test_card_provenance(exported, warehouse, con):
     body = (exported / "preference_pairs" / "README.md").read_text(encoding="utf-8")
     assert f"| `random_seed` | {build['random_seed']} |" in body
     assert f"| dbt version | {build['dbt_version']} |" in body
-    assert f"`{build['raw_data_dir']}`" in body
+    assert build["raw_data_dir"] not in body  # named by its revision below, never by a local path
     # a rebuild of the same inputs gives the same card: the invocation id and time stay in manifest.json
     assert build["invocation_id"] not in body
     # The session warehouse is built on generated data (its folder holds the generator's manifest).

@@ -78,6 +78,18 @@ def close(a, b) -> bool:
     return same_number(a, b)
 
 
+def pair_of(rec, alt_index):
+    """(best, alternate) completions when the row is a training pair: the best rated scores
+    strictly higher than its alternate (both rated); else None."""
+    comps = rec["completions"]
+    if len(comps) < 2 or alt_index is None:
+        return None
+    best, alt = comps[rec["best_rated"]], comps[alt_index]
+    if best["average_rating"] is None or alt["average_rating"] is None:
+        return None
+    return (best, alt) if best["average_rating"] > alt["average_rating"] else None
+
+
 # ---------------------------------------------------------------- raw rows, recomputed
 
 def load_raw(raw_dir: Path) -> dict[tuple[str, int], dict]:
@@ -206,8 +218,9 @@ def test_curated_picks(raw, curated):
         assert row["best_rated_is_different_from_best_overall"] == diff, key
         n_diff += diff
         instruction = rec["raw"]["instruction"]
-        if len(comps) < 2:
-            # no alternate, no pair: the training columns are NULL
+        assert row["has_pair"] == (pair_of(rec, row["random_for_best_rated_index"]) is not None), key
+        if not row["has_pair"]:
+            # no pair (no alternate, a tie, an unrated side): the training columns are NULL
             assert row["prompt"] is None and row["chosen"] is None and row["rejected"] is None, key
             continue
         # TRL's explicit-prompt form: the user turn in prompt only, assistant turns in chosen/rejected
@@ -217,8 +230,9 @@ def test_curated_picks(raw, curated):
 
 
 def test_curated_margin_and_flags(raw, curated):
-    """margin = (best rated - its alternate) / 4 on the 1..5 scale; a pair side with an invalid
-    aspect Rating is flagged (issue 13)."""
+    """margin = (best rated - its alternate) / 4 on the 1..5 scale, in (0, 1], on a training pair
+    and NULL on every other row; a side of the picks with an invalid aspect Rating is flagged
+    (issue 13)."""
     n_flagged = 0
     for key, rec in raw.items():
         row, comps = curated[key], rec["completions"]
@@ -226,11 +240,11 @@ def test_curated_margin_and_flags(raw, curated):
             assert row["margin"] is None and row["integrity_flags"] == [] and not row["is_flagged"], key
             continue
         best, alt = comps[rec["best_rated"]], comps[row["random_for_best_rated_index"]]
-        if best["average_rating"] is None or alt["average_rating"] is None:
+        if pair_of(rec, row["random_for_best_rated_index"]) is None:
             assert row["margin"] is None, key
         else:
             assert close(row["margin"], (best["average_rating"] - alt["average_rating"]) / 4), key
-            assert 0 <= row["margin"] <= 1, key
+            assert 0 < row["margin"] <= 1, key
         want = [name for name, c in (("invalid_rating_chosen", best), ("invalid_rating_rejected", alt))
                 if c["invalid"]]
         assert row["integrity_flags"] == want, key
@@ -253,9 +267,9 @@ def test_random_alternates_obey_the_rule(raw, curated):
             assert row[f"random_response_for_{pick}"] == alt["response"]
             assert row[f"random_response_for_{pick}_model"] == alt["model"]
             assert close(row[f"score_random_response_for_{pick}"], alt[score])
-        if len(comps) >= 2:
-            alt = comps[row["random_for_best_rated_index"]]
-            assert row["rejected"] == [{"role": "assistant", "content": alt["response"]}], key
+        pair = pair_of(rec, row["random_for_best_rated_index"])
+        if pair is not None:
+            assert row["rejected"] == [{"role": "assistant", "content": pair[1]["response"]}], key
         else:
             assert row["rejected"] is None, key
 

@@ -3,7 +3,10 @@
 -- conversational form (prompt = [user turn], chosen = [best rated], rejected = [its random
 -- alternate], assistant turns only), its margin and the integrity flags of the two completions,
 -- and whether the row yields a preference pair (has_pair) or why not (no_pair_reason):
--- preference_pairs takes the first, rejects_ultrafeedback the second.
+-- preference_pairs takes the first, rejects_ultrafeedback the second. The training columns
+-- (prompt, chosen, rejected, margin) are filled on the rows with a pair only.
+{%- set has_pair = 'coalesce(picks.score_best_rated > picks.score_random_response_for_best_rated, false)' %}
+
 with
 
 prompts as (
@@ -135,19 +138,22 @@ joined as (
 
         ---------- DPO pair (TRL explicit-prompt conversational form; NULL without a pair)
         case
-            when picks.best_rated_index is not null and picks.random_for_best_rated_index is not null
+            when {{ has_pair }}
                 then {{ chat_messages([('user', 'prompts.instruction')]) }}
         end as prompt,
         case
-            when picks.best_rated_index is not null and picks.random_for_best_rated_index is not null
+            when {{ has_pair }}
                 then {{ chat_messages([('assistant', 'picked_texts.best_rated_response')]) }}
         end as chosen,
         case
-            when picks.best_rated_index is not null and picks.random_for_best_rated_index is not null
+            when {{ has_pair }}
                 then {{ chat_messages([('assistant', 'picked_texts.random_response_for_best_rated')]) }}
         end as rejected,
         picks.score_best_rated - picks.score_random_response_for_best_rated as score_margin,
-        cast(picks.score_best_rated - picks.score_random_response_for_best_rated as double) / 4 as margin,
+        case
+            when {{ has_pair }}
+                then cast(picks.score_best_rated - picks.score_random_response_for_best_rated as double) / 4
+        end as margin,
 
         ---------- integrity of the pair: an invalid aspect rating on either side
         {{ flag_list([
@@ -159,7 +165,7 @@ joined as (
 
         ---------- training pair or not, and why (two rules, independent of each other: the
         ---------- balance of row_accounting fails on a row both or neither of them claim)
-        coalesce(picks.score_best_rated > picks.score_random_response_for_best_rated, false) as has_pair,
+        {{ has_pair }} as has_pair,
         case
             when coalesce(picks.n_completions, 0) = 0 then 'no_completions'
             when picks.n_completions = 1 then 'single_completion'
