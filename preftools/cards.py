@@ -192,14 +192,17 @@ def _resolve_raw_dir(raw_data_dir: str) -> Path:
 
 def _fetch_record(raw_dir: Path, hub_id: str) -> str | None:
     """The commit preftools.fetch (huggingface_hub's local_dir download) recorded for every
-    data/*.parquet of a dataset, if they all agree and no file changed since; else None."""
-    data_dir = raw_dir / hub_id / "data"
-    records = raw_dir / hub_id / ".cache" / "huggingface" / "download" / "data"
+    data file of a dataset (preftools.hub_layout), if they all agree and no file changed since;
+    else None."""
+    from preftools.hub_layout import local_data_files
+
+    repo = raw_dir / hub_id
+    records = repo / ".cache" / "huggingface" / "download"
     try:
-        files = sorted(p for p in data_dir.glob("*.parquet") if p.is_file())
         commits = set()
-        for f in files:
-            meta = records / f"{f.name}.metadata"
+        for data_file in local_data_files(repo):
+            f = repo / data_file.path
+            meta = records / f"{data_file.path}.metadata"
             lines = meta.read_text().splitlines()
             commit, timestamp = lines[0].strip(), float(lines[2])
             if f.stat().st_mtime - 1 > timestamp or not re.fullmatch(r"[0-9a-f]{40}", commit):

@@ -1,8 +1,8 @@
 """Row accounting (issue 15): every raw row is kept or rejected, once, and the check of that
 can fail.
 
-- The raw side of the balance is the Parquet files' own row counts (read here with pyarrow's
-  footer reader, independently of DuckDB and of the staging models).
+- The raw side of the balance is the raw files' own row counts (read here with pyarrow's footer
+  reader and Python's json module, independently of DuckDB and of the staging models).
 - The rules of each dataset's marts: UltraFeedback's pair rule and reject reasons recomputed in
   Python from the raw rows and the picks (written from the spec: a pair when the best-rated
   completion's average rating is strictly above its random alternate's; else the first reason
@@ -13,6 +13,8 @@ can fail.
 
 from __future__ import annotations
 
+import gzip
+import json
 import shutil
 from collections import Counter
 
@@ -26,12 +28,25 @@ from test_ultrafeedback import load_raw, same_number
 pytestmark = pytest.mark.slow
 
 
-def test_raw_rows_are_the_parquet_files_row_counts(warehouse: Warehouse):
+def file_rows(path) -> int:
+    """Rows of one raw data file, read without DuckDB: a Parquet footer, the records of JSON Lines
+    (gzip included), the elements of a JSON array."""
+    name = path.name
+    if name.endswith(".parquet"):
+        return pq.ParquetFile(path).metadata.num_rows
+    opener = gzip.open if name.endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        if ".jsonl" in name:
+            return sum(1 for line in f if line.strip())
+        return len(json.load(f))
+
+
+def test_raw_rows_are_the_files_row_counts(warehouse: Warehouse):
     want = {}
     for d in DATASETS:
-        files = sorted(d.data_dir(warehouse.raw_dir).glob("*.parquet"))
+        files = d.data_files(warehouse.raw_dir)
         assert files, d.key
-        want[d.key] = sum(pq.ParquetFile(f).metadata.num_rows for f in files)
+        want[d.key] = sum(file_rows(f) for f in files)
     got = {r["dataset_key"]: r["raw_rows"] for r in warehouse.rows(
         "select distinct dataset_key, raw_rows from row_accounting")}
     assert got == want
