@@ -47,8 +47,8 @@
         'source_name': 'code_ultrafeedback',
         'table_name': 'code_ultrafeedback_standard',
         'columns': {
-            'chosen': 'STRUCT("content" VARCHAR, "role" VARCHAR)[]',
             'rejected': 'STRUCT("content" VARCHAR, "role" VARCHAR)[]',
+            'chosen': 'STRUCT("content" VARCHAR, "role" VARCHAR)[]',
             'chosen_score': 'VARCHAR',
             'rejected_score': 'VARCHAR',
         },

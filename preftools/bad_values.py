@@ -12,6 +12,9 @@ and checks every row (a bench-style check at scale 1.0, not part of ``make test`
 ReVeR kinds act on one trajectory of a pair the generator left clean (no planted break), so
 the expected reason is the planted one; RLHFlow/CodeUltraFeedback-standard is rewritten as the
 published script's output on the modified coseal rows, as upstream.
+
+Files are found by the Hub's rule (:meth:`preftools.contract.RawDataset.data_files`), read in the
+contract's types and written back in their own format (Parquet or JSON Lines, gzip or not).
 """
 
 from __future__ import annotations
@@ -25,9 +28,9 @@ from typing import Any, Callable
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from preftools import contract as C
+from preftools.generate.writer import count_rows, format_of, read_file, remove_data_files, shard_paths, write_file
 
 MAX_BIG_RESPONSES = 8
 BIG = "x" * (1 << 20)
@@ -170,11 +173,9 @@ def _eligible(row: dict, needs: str, clean_ids: set) -> bool:
 
 def _plant_dataset(out: Path, key: str, kinds: list[str], rate: float, seed: int,
                    clean_ids: set, used_ids: set) -> list[dict]:
-    from preftools.generate import COMPRESSION, ROW_GROUP_ROWS
-
     ds = C.DATASETS_BY_KEY[key]
-    files = sorted(ds.data_dir(out).glob("*.parquet"))
-    tables = {p: pq.read_table(p) for p in files}
+    files = ds.data_files(out)
+    tables = {p: read_file(p, ds.schema) for p in files}
     n = sum(t.num_rows for t in tables.values())
     order = _rng(seed, key).permutation(n)
     offsets, start = [], 0
@@ -224,21 +225,21 @@ def _plant_dataset(out: Path, key: str, kinds: list[str], rate: float, seed: int
         take = [position.get(i, i) for i in range(base)]
         take += [base + len(edits[path]) + k for k in range(len(appends[path]))]
         table = pa.concat_tables([table, changed]).take(pa.array(take, pa.int64()))
-        pq.write_table(table, path, compression=COMPRESSION, row_group_size=ROW_GROUP_ROWS[key])
+        write_file(table, path, key)
     return planted
 
 
 def plant(out_dir: str | Path, manifest: dict, rate: float, seed: int) -> list[dict]:
     """Plant every kind of KINDS on ``rate`` of its dataset's rows in the files under
     ``out_dir`` (updating ``manifest['rows']``); returns the planted rows."""
-    from preftools.generate import COMPRESSION, published_script_pairs
+    from preftools.generate import published_script_pairs
 
     out = Path(out_dir)
     broken = {b["id"] for b in manifest.get("rever_integrity_breaks", [])}
+    judge = C.DATASETS_BY_KEY["rever_judge"]
     judge_ids = set()
-    if C.DATASETS_BY_KEY["rever_judge"].data_dir(out).exists():
-        for p in sorted(C.DATASETS_BY_KEY["rever_judge"].data_dir(out).glob("*.parquet")):
-            judge_ids |= set(pq.read_table(p, columns=["id"])["id"].to_pylist())
+    for p in judge.data_files(out):
+        judge_ids |= set(read_file(p, judge.schema, columns=["id"])["id"].to_pylist())
     clean_ids = judge_ids - broken
     used_ids: set = set()
     planted: list[dict] = []
@@ -251,15 +252,14 @@ def plant(out_dir: str | Path, manifest: dict, rate: float, seed: int) -> list[d
     # RLHFlow's file is the published script's output on the (modified) coseal rows
     code, standard = C.DATASETS_BY_KEY["code_ultrafeedback"], C.DATASETS_BY_KEY["code_ultrafeedback_standard"]
     if code.key in manifest.get("rows", {}) and standard.key in manifest.get("rows", {}):
-        rows = [r for p in sorted(code.data_dir(out).glob("*.parquet")) for r in pq.read_table(p).to_pylist()]
+        rows = [r for p in code.data_files(out) for r in read_file(p, code.schema).to_pylist()]
         pairs, _ = published_script_pairs(rows)
-        for p in standard.data_dir(out).glob("*.parquet"):
-            p.unlink()
-        pq.write_table(pa.Table.from_pylist(pairs, schema=standard.schema),
-                       standard.data_dir(out) / "train-00000-of-00001.parquet", compression=COMPRESSION)
-        manifest.setdefault("files", {})[standard.key] = [
-            str((standard.data_dir(out) / "train-00000-of-00001.parquet").relative_to(out))]
+        repo = standard.repo_dir(out)
+        fmt = format_of(standard.data_files(out)[0])
+        remove_data_files(repo)
+        (path,) = shard_paths(repo, fmt, 1)
+        write_file(pa.Table.from_pylist(pairs, schema=standard.schema), path, standard.key)
+        manifest.setdefault("files", {})[standard.key] = [path.relative_to(out).as_posix()]
     for key in manifest.get("rows", {}):
-        manifest["rows"][key] = sum(pq.read_metadata(p).num_rows
-                                    for p in C.DATASETS_BY_KEY[key].data_dir(out).glob("*.parquet"))
+        manifest["rows"][key] = sum(count_rows(p) for p in C.DATASETS_BY_KEY[key].data_files(out))
     return planted

@@ -94,10 +94,11 @@ CODE_ULTRAFEEDBACK_SCHEMA = pa.schema(
 # --- RLHFlow/CodeUltraFeedback-standard -----------------------------------------
 
 _MESSAGES_CONTENT_ROLE = pa.list_(pa.struct([("content", pa.string()), ("role", pa.string())]))
+# Column order as in the dataset card (../shared/seeds/002_*.txt) and the Hub's file.
 CODE_ULTRAFEEDBACK_STANDARD_SCHEMA = pa.schema(
     [
-        ("chosen", _MESSAGES_CONTENT_ROLE),
         ("rejected", _MESSAGES_CONTENT_ROLE),
+        ("chosen", _MESSAGES_CONTENT_ROLE),
         ("chosen_score", pa.string()),
         ("rejected_score", pa.string()),
     ]

@@ -1,39 +1,47 @@
 """Deterministic sample-data generator for the five raw preference datasets.
 
-Writes Parquet files in the Hugging Face Hub layout that the warehouse reads from
-``$RAW_DATA_DIR``::
+Writes the datasets in the Hugging Face Hub layout that the warehouse reads from
+``$RAW_DATA_DIR``, each as Parquet or JSON Lines (``--format``; by default as on the Hub:
+ReVeR-Traces-Rubric a JSON Lines file at the root of its repo, the others Parquet)::
 
     DIR/<org>/<dataset>/data/train-0000K-of-0000N.parquet
-    DIR/_generator_manifest.json          (row counts, planted quirks, integrity breaks)
+    DIR/<org>/<dataset>/train.jsonl[.gz]                         (JSON, one shard)
+    DIR/<org>/<dataset>/data/train-0000K-of-0000N.jsonl[.gz]     (JSON, several shards)
+    DIR/_generator_manifest.json          (files, formats, row counts, planted quirks, integrity breaks)
 
 for every dataset of :data:`preftools.contract.DATASETS`, with exactly the schemas of
 :mod:`preftools.contract`.  The data is synthetic but reproduces the quirks of the
 real datasets (see the dataset cards) so that the dbt models and audits have
 something to find:
 
-* UltraFeedback (argilla/ultrafeedback-binarized-curation): "N/A" and invalid
+* UltraFeedback (argilla/ultrafeedback-binarized-curation): 4 shards (the card's 1.64 GB under
+  ``push_to_hub``'s 500 MB rule) at every scale, rows in blocks by source (evol_instruct first,
+  flan_v2_cot 4.7 %), "N/A" ratings (honesty and instruction_following only) and invalid
   rating strings, the ``overall_score`` bug (critique score 1 stored as 10, with a
   clearly negative critique), ties, argilla's published pick columns (with ~1 % of
   rows deliberately wrong, and ~1 % of rows with a published ``average_rating``
   that disagrees with the annotations), empty / short ``completions`` lists and
   duplicated instructions.
-* coseal/CodeUltraFeedback: shuffled annotation order, "N/A" ratings, rows whose
-  last annotation is "N/A", empty annotation lists, a missing annotation, invalid
-  ratings ("10", "0").
+* coseal/CodeUltraFeedback: annotation lists of 4 items or none, in shuffled order, "N/A"
+  ratings, rows whose last annotation is "N/A", invalid ratings ("10", "0"); two planted rows
+  with a missing annotation (3 items; listed in the manifest).
 * RLHFlow/CodeUltraFeedback-standard: the output of the published processing
   script (dataset card 002) over the coseal rows, bugs included
-  (:func:`published_script_pairs`).
-* OpenRubrics ReVeR-Traces-Rubric / -Judge: rubric generation examples and judge
-  trajectories (two per rubric), with tool calls in 58.9 % of trajectories, two
-  verdict shapes, pairs built from the generated UltraFeedback rows, and planted
-  integrity breaks listed in the manifest.
+  (:func:`published_script_pairs`), columns in the card's order.
+* OpenRubrics ReVeR-Traces-Rubric / -Judge: rubric generation examples (the rubric prompt in
+  the real wording) and judge trajectories (two per rubric), pair ids "<source>:<n>" of 12-30
+  characters with sparse random n, tool calls in 58.9 % of trajectories, two verdict shapes,
+  pairs built from the generated UltraFeedback rows, and planted integrity breaks listed in
+  the manifest.
 
-Same ``seed`` + ``scale`` + ``text_length`` => byte-identical files.
+Same ``seed`` + ``scale`` + ``text_length`` + formats => byte-identical files.
 
 Usage::
 
     python -m preftools.generate --seed 42 --scale 0.01 --out /tmp/raw
-    python -m preftools.generate --seed 42 --scale 1.0 --out /data/raw   # full size, ~2 GB
+    python -m preftools.generate --seed 42 --scale 1.0 --out /data/raw   # full size, ~0.6 GB
+    python -m preftools.generate --format parquet --out /tmp/raw          # every dataset Parquet
+    python -m preftools.generate --format rever_rubric=jsonl,ultrafeedback=jsonl.gz --out /tmp/raw
 
 The bundled sample in ``sample_data/`` (the default ``RAW_DATA_DIR``) was made with::
 
@@ -41,14 +49,15 @@ The bundled sample in ``sample_data/`` (the default ``RAW_DATA_DIR``) was made w
 
 The package, by dataset: :mod:`.common` (random streams, the text bank, Arrow string
 helpers), :mod:`.ultrafeedback`, :mod:`.code_ultrafeedback` (with RLHFlow's script),
-:mod:`.rever`, :mod:`.writer` (the Parquet files); :func:`generate` here runs them in
+:mod:`.rever`, :mod:`.writer` (the Parquet and JSON files); :func:`generate` here runs them in
 order and writes the manifest, ``__main__`` is the command line.
 
 Memory: every dataset is built and written a bounded chunk of rows at a time (UltraFeedback in
 its :data:`CHUNK_ROWS`-row random streams, the others in :func:`.writer.write_chunk_rows`-row
 chunks of :class:`.common.LazyStrings` columns whose random draws are all made up front), so
 peak memory does not grow with ``scale`` (about 0.5-0.6 GB at scale 1 and 4); the files are
-the same bytes as when each dataset was built whole.
+the same bytes as when each dataset was built whole. A JSON dataset is written as Parquet
+first and converted shard by shard, streamed through DuckDB (:func:`.writer.write_json`).
 
 Sentiment: ``best_overall_score_response_critique_sentiment`` is the VADER compound
 score of the critique.  Every critique is one tone template sentence followed by
@@ -65,7 +74,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 import numpy as np
 
@@ -81,12 +90,20 @@ from preftools.generate.ultrafeedback import (
     plan_ultrafeedback,
     rows_for_rever_pairs,
 )
-from preftools.generate.writer import COMPRESSION, ROW_GROUP_ROWS, SHARD_ROWS
+from preftools.generate.writer import (
+    COMPRESSION,
+    DEFAULT_FORMATS,
+    FORMATS,
+    ROW_GROUP_ROWS,
+    SHARD_COUNT,
+    SHARD_ROWS,
+    parse_formats,
+)
 
 __all__ = [
-    "CHUNK_ROWS", "COMPRESSION", "CRITIQUE_TEMPLATES", "CRITIQUE_TEMPLATE_COMPOUND", "GENERATOR_VERSION",
-    "MANIFEST_NAME", "ROW_GROUP_ROWS", "SHARD_ROWS", "TextBank", "generate", "published_script_pairs",
-    "rows_at_scale",
+    "CHUNK_ROWS", "COMPRESSION", "CRITIQUE_TEMPLATES", "CRITIQUE_TEMPLATE_COMPOUND", "DEFAULT_FORMATS", "FORMATS",
+    "GENERATOR_VERSION", "MANIFEST_NAME", "ROW_GROUP_ROWS", "SHARD_COUNT", "SHARD_ROWS", "TextBank", "generate",
+    "parse_formats", "published_script_pairs", "rows_at_scale",
 ]
 
 REVER_DATASETS = {"rever_judge", "rever_rubric"}
@@ -110,7 +127,8 @@ def _ultrafeedback_rows_for_rever(n_rever_pairs: int) -> int:
 
 
 def generate(out_dir: str | Path, seed: int = 42, scale: float = 0.01, progress: bool = True,
-             datasets: Iterable[str] | None = None, text_length: float = 1.0, bad_rate: float = 0.0) -> dict:
+             datasets: Iterable[str] | None = None, text_length: float = 1.0, bad_rate: float = 0.0,
+             formats: str | Mapping[str, str] | None = None) -> dict:
     """Write the raw datasets under ``out_dir`` and return the manifest (also written as
     ``out_dir/_generator_manifest.json``).
 
@@ -118,7 +136,10 @@ def generate(out_dir: str | Path, seed: int = 42, scale: float = 0.01, progress:
     datasets that others depend on are still generated in memory.  ``text_length``
     scales the length of all free texts (used for the small bundled sample).  ``bad_rate``
     > 0 then plants every kind of bad value of :mod:`preftools.bad_values` on that share of
-    the rows (listed in the manifest under ``bad_values``).
+    the rows (listed in the manifest under ``bad_values``).  ``formats`` chooses the file format
+    of each dataset (:func:`.writer.parse_formats`: ``"jsonl"``, ``"rever_rubric=jsonl.gz"``,
+    a mapping; default :data:`DEFAULT_FORMATS`); writing a dataset first removes its data files
+    of any format.
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -126,13 +147,14 @@ def generate(out_dir: str | Path, seed: int = 42, scale: float = 0.01, progress:
     unknown = wanted - set(contract.DATASETS_BY_KEY)
     if unknown:
         raise ValueError(f"unknown datasets: {sorted(unknown)}")
+    file_formats = parse_formats(formats)
     counts = rows_at_scale(scale)
     started = time.perf_counter()
     run = GenerationRun(out_dir=out, seed=seed, text_factor=float(text_length), bank=TextBank(seed),
-                        wanted=frozenset(wanted), progress=progress)
+                        wanted=frozenset(wanted), progress=progress, formats=file_formats)
     manifest: dict[str, Any] = {
         "generator_version": GENERATOR_VERSION, "seed": seed, "scale": scale, "text_length": run.text_factor,
-        "rows": {}, "files": {}, "rever_integrity_breaks": [],
+        "rows": {}, "files": {}, "formats": {}, "rever_integrity_breaks": [],
     }
 
     # UltraFeedback first: ReVeR builds some of its pairs from its rows

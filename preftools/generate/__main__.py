@@ -20,13 +20,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--datasets", default=None,
                     help="comma-separated subset of: " + ",".join(contract.DATASETS_BY_KEY))
     ap.add_argument("--text-length", type=float, default=1.0, help="factor on the length of free texts")
+    ap.add_argument("--format", default=None, dest="formats",
+                    help="file format per dataset, one of " + ", ".join(preftools.generate.FORMATS)
+                    + ": one for all (--format parquet) or per dataset key, comma-separated "
+                    "(--format rever_rubric=jsonl,ultrafeedback=jsonl.gz); default: "
+                    + ",".join(f"{k}={v}" for k, v in preftools.generate.DEFAULT_FORMATS.items()))
     ap.add_argument("--no-progress", action="store_true")
     ap.add_argument("--bad-rate", type=float, default=0.0,
                     help="plant every kind of bad value (preftools/bad_values.py) on this share of rows, e.g. 0.01")
     args = ap.parse_args(argv)
     datasets = [s.strip() for s in args.datasets.split(",") if s.strip()] if args.datasets else None
+    try:
+        formats = preftools.generate.parse_formats(args.formats)
+    except ValueError as exc:
+        ap.error(f"--format: {exc}")
     manifest = generate(args.out, seed=args.seed, scale=args.scale, progress=not args.no_progress, datasets=datasets,
-                        text_length=args.text_length, bad_rate=args.bad_rate)
+                        text_length=args.text_length, bad_rate=args.bad_rate, formats=formats)
     print(json.dumps({"rows": manifest["rows"], "rever_integrity_breaks": len(manifest["rever_integrity_breaks"]),
                       "seconds": manifest["seconds"]}, indent=1))
     return 0

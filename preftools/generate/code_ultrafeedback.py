@@ -27,7 +27,7 @@ from preftools.generate.common import (
     progress_bar,
     rng_for,
 )
-from preftools.generate.writer import ShardedParquetWriter, record_dataset, write_chunk_rows
+from preftools.generate.writer import ShardedWriter, record_dataset, write_chunk_rows
 
 MODELS_PER_ROW = 4
 
@@ -65,6 +65,10 @@ SPREAD_RATINGS_RATE = 0.45  # rows whose four ratings are distinct (the others m
 INDEPENDENT_RATING_P = (0.08, 0.17, 0.25, 0.3, 0.2)
 NA_RATING_RATE = 0.04
 INVALID_RATINGS = ("10", "0")
+# Upstream, every annotations list has 4 items or none. These many rows (whatever the scale) are
+# planted with 3 (the last annotation dropped: a model without annotation, on which the
+# published script fails); the manifest lists them (code_ultrafeedback_planted.rows_missing_annotation).
+MISSING_ANNOTATION_ROWS = 2
 
 
 # ======================================================================================
@@ -75,7 +79,7 @@ class CodeQuirkPlan:
     """Rows (0-based, disjoint, never row 0) that get a planted quirk of the annotations list."""
 
     empty_annotations: set[int]
-    missing_annotation: set[int]  # the last annotation is dropped
+    missing_annotation: set[int]  # planted: the last annotation is dropped (3 items, not 4 or 0)
     forced_last_na: set[int]  # the last annotation is "N/A" (the script drops the row's models)
     forced_middle_na: set[int]  # an "N/A" that is not last (the script keeps it)
 
@@ -136,7 +140,7 @@ def _quirk_plan(rng, n_rows: int) -> CodeQuirkPlan:
     permutation = rng.permutation(np.arange(1, n_rows))  # row 0 stays a normal row
     sizes = {
         "empty_annotations": n_planted(n_rows, 0.01),
-        "missing_annotation": n_planted(n_rows, 0.005, 2),
+        "missing_annotation": MISSING_ANNOTATION_ROWS,
         "forced_last_na": n_planted(n_rows, 0.0, 3),
         "forced_middle_na": n_planted(n_rows, 0.0, 3),
     }
@@ -199,7 +203,6 @@ def _stats(rows: list[dict]) -> dict:
         "rows_last_annotation_na": sum(bool(row["annotations"]) and ratings(row)[-1] == "N/A" for row in rows),
         "rows_middle_na_kept": sum(bool(row["annotations"]) and ratings(row)[-1] != "N/A"
                                    and "N/A" in ratings(row) for row in rows),
-        "rows_missing_annotation": sum(0 < len(row["annotations"]) < MODELS_PER_ROW for row in rows),
     }
 
 
@@ -351,14 +354,20 @@ def generate_code_ultrafeedback(run: GenerationRun, n_rows: int, manifest: dict)
     script (whose state carries over from row to row) before the next one is built, and the
     pairs are written whenever a chunk's worth of them has come together."""
     code, standard = (contract.DATASETS_BY_KEY[k] for k in ("code_ultrafeedback", "code_ultrafeedback_standard"))
-    code_writer = ShardedParquetWriter(run.out_dir, code, n_rows) if code.key in run.wanted else None
-    pairs_writer = ShardedParquetWriter(run.out_dir, standard, None) if standard.key in run.wanted else None
+    code_writer = ShardedWriter(run.out_dir, code, n_rows, run.formats[code.key]) if code.key in run.wanted else None
+    pairs_writer = (ShardedWriter(run.out_dir, standard, None, run.formats[standard.key])
+                    if standard.key in run.wanted else None)
     stats: dict[str, Any] = {}
+    missing_annotation: list[int] = []  # rows planted with 3 annotations (0-based, file order)
 
     def rows() -> Iterator[dict]:
+        first = 0
         for chunk in code_row_chunks(run.bank, run.seed, n_rows, run.text_factor, write_chunk_rows(code.key)):
             for name, count in _stats(chunk).items():
                 stats[name] = stats.get(name, 0) + count
+            missing_annotation.extend(first + i for i, row in enumerate(chunk)
+                                      if 0 < len(row["annotations"]) < MODELS_PER_ROW)
+            first += len(chunk)
             if code_writer is not None:
                 code_writer.write(pa.Table.from_pylist(chunk, schema=code.schema))
             yield from chunk
@@ -390,10 +399,11 @@ def generate_code_ultrafeedback(run: GenerationRun, n_rows: int, manifest: dict)
         stats = _stats([])
     if code_writer is not None:
         code_writer.finish()
-        record_dataset(manifest, code.key, code_writer.relative_paths(), n_rows)
+        record_dataset(manifest, code.key, code_writer, n_rows)
     if pairs_writer is not None:
         pairs_writer.finish()
-        record_dataset(manifest, standard.key, pairs_writer.relative_paths(), n_pairs)
+        record_dataset(manifest, standard.key, pairs_writer, n_pairs)
+    stats["rows_missing_annotation"] = missing_annotation
     stats["script_rows_skipped"] = skipped
     stats["script_pairs"] = n_pairs
     manifest["code_ultrafeedback_planted"] = stats

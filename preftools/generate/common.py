@@ -77,6 +77,7 @@ class GenerationRun:
     bank: "TextBank"
     wanted: frozenset[str]  # dataset keys to write
     progress: bool
+    formats: dict[str, str]  # dataset key -> file format (preftools.generate.writer.FORMATS)
 
 
 # ======================================================================================

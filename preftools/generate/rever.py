@@ -39,6 +39,12 @@ from preftools.generate.common import (
 from preftools.generate.ultrafeedback import UltraFeedbackLink
 from preftools.generate.writer import write_in_chunks
 
+# Pair ids "<source>:<n>", 12 to 30 characters, as upstream: n drawn at random (sparse, distinct
+# within a source) from ID_NUMBER_FIRST .. ID_NUMBER_FIRST + max(ID_NUMBER_RANGE, 20 x the pairs of
+# the source) - 1, so ids are neither dense nor in row order ("magpie:10000" .. "ultrafeedback:999999").
+ID_NUMBER_FIRST = 10_000
+ID_NUMBER_RANGE = 990_000
+
 # --------------------------------------------------------------------------------------
 # vocabularies
 # --------------------------------------------------------------------------------------
@@ -71,13 +77,19 @@ JUDGE_SYSTEM_PROMPT = (
     "paragraphs. Think step by step inside <think></think>, then output your verdict as a JSON "
     "object inside <judge></judge> with one score and one explanation per rubric item."
 )
+# The user turn of a ReVeR-Traces-Rubric row. Its first two sentences, up to "operational
+# rubric", are the real wording; the rest is this generator's (the card of the Rubric dataset is
+# not among seeds/), written to match what the Judge card (seeds/001) says of the rubrics.
 RUBRIC_PROMPT_HEAD = (
-    "You are an expert evaluator. Write a rubric for judging responses to the instruction below. "
-    "Each item must be a single criterion starting with 'The response', labelled [Hard Rule] for "
-    "explicit requirements or [Principle] for qualities of a good answer. Do not look at any "
-    "response.\n\nInstruction:\n"
+    "You are an expert in rubric design, instruction following, and task analysis. Given a user "
+    "instruction and optional context, create a concise, operational rubric that a judge can apply to "
+    "one response at a time, without seeing any other response.\n\n"
+    "Each rubric item is a single criterion that starts with \"The response\" and ends with its label: "
+    "[Hard Rule] for an explicit, checkable requirement of the instruction (scored 0 or 1), or "
+    "[Principle] for a quality that distinguishes a better response (scored 0 to 100).\n\n"
+    "User instruction:\n"
 )
-RUBRIC_PROMPT_TAIL = "\n\nReturn the rubric as a numbered list, one item per line."
+RUBRIC_PROMPT_TAIL = "\n\nContext:\n(none)\n\nReturn the rubric as a numbered list, one item per line."
 REVER_TOOLS_JSON = json.dumps(
     [
         {
@@ -167,7 +179,7 @@ class ReverPlan:
     n_pairs: int
     n_with_rubric: int
     source: np.ndarray  # index into contract.REVER_SOURCES
-    number_in_source: np.ndarray  # the id is "<source>:<number>"
+    number_in_source: np.ndarray  # the id is "<source>:<number>" (random, distinct within a source)
     link_of: np.ndarray  # index into the UltraFeedback links, -1 for pairs not built from one
     items: RubricItems
     styles: TrajectoryStyles
@@ -191,7 +203,7 @@ def plan_rever(n_with_rubric: int, seed: int, n_links: int) -> ReverPlan:
         n_pairs=n_pairs,
         n_with_rubric=n_with_rubric,
         source=source,
-        number_in_source=_running_numbers(source),
+        number_in_source=_id_numbers(rng_for(seed, "rever-ids"), source),
         link_of=link_of,
         items=items,
         styles=styles,
@@ -200,12 +212,13 @@ def plan_rever(n_with_rubric: int, seed: int, n_links: int) -> ReverPlan:
     )
 
 
-def _running_numbers(source: np.ndarray) -> np.ndarray:
-    """A running number per source."""
+def _id_numbers(rng, source: np.ndarray) -> np.ndarray:
+    """Per pair, the number of its id: distinct within its source, drawn at random (sparse)."""
     number = np.zeros(len(source), np.int64)
     for s in range(len(contract.REVER_SOURCES)):
         rows = np.flatnonzero(source == s)
-        number[rows] = np.arange(len(rows))
+        span = max(ID_NUMBER_RANGE, 20 * len(rows))
+        number[rows] = ID_NUMBER_FIRST + rng.choice(span, len(rows), replace=False)
     return number
 
 
@@ -804,6 +817,6 @@ def generate_rever(run: GenerationRun, n_with_rubric: int, links: list[UltraFeed
     for key, n_rows, rows in (("rever_rubric", build.n_rubric_rows, build.rubric_rows),
                               ("rever_judge", build.n_judge_rows, build.judge_rows)):
         if key in run.wanted:
-            write_in_chunks(run.out_dir, manifest, key, n_rows, rows)
+            write_in_chunks(run.out_dir, manifest, key, n_rows, rows, run.formats[key])
     manifest["rever_integrity_breaks"] = build.breaks
     manifest["rever"] = build.info

@@ -25,7 +25,7 @@ from preftools.generate.common import (
     segments,
     take_strings,
 )
-from preftools.generate.writer import ShardedParquetWriter, record_dataset
+from preftools.generate.writer import ShardedWriter, record_dataset
 
 CHUNK_ROWS = 8000
 MODELS_PER_ROW = 4
@@ -34,11 +34,16 @@ ASPECTS = ("helpfulness", "honesty", "instruction_following", "truthfulness")
 # --------------------------------------------------------------------------------------
 # vocabularies
 # --------------------------------------------------------------------------------------
+# The sources in the order their blocks of rows come in the file (upstream, the rows are grouped
+# by source, evol_instruct first; the card (seeds/000) lists no sources, so the order of the
+# other blocks is this generator's), and their shares of the rows. flan_v2_cot's 4.7 % is
+# upstream's; the others are estimates (sharegpt the largest pool, evol_instruct and ultrachat
+# about half of it, the FLAN parts together about a third of the rows).
 UF_SOURCES = (
     "evol_instruct", "false_qa", "flan_v2_cot", "sharegpt", "ultrachat", "truthful_qa",
     "flan_v2_niv2", "flan_v2_p3", "flan_v2_flan2021",
 )
-UF_SOURCE_P = (0.16, 0.04, 0.12, 0.31, 0.16, 0.012, 0.13, 0.04, 0.028)
+UF_SOURCE_P = (0.156, 0.037, 0.047, 0.312, 0.156, 0.013, 0.16, 0.05, 0.069)
 UF_MODELS = (
     "gpt-4", "gpt-3.5-turbo", "llama-2-70b-chat", "llama-2-13b-chat", "llama-2-7b-chat",
     "wizardlm-70b", "wizardlm-13b", "wizardlm-7b", "vicuna-33b", "ultralm-65b", "ultralm-13b",
@@ -161,6 +166,7 @@ class UltraFeedbackPlan:
     duplicate_instruction_source: np.ndarray  # ... of these rows (same chunk, no quirk)
     is_planted: np.ndarray  # bool per row: in one of the sets above
     completions_per_row: np.ndarray
+    source_index: np.ndarray  # per row, into UF_SOURCES: one block of rows per source, in order
 
 
 def plan_ultrafeedback(n_rows: int, seed: int) -> UltraFeedbackPlan:
@@ -184,7 +190,18 @@ def plan_ultrafeedback(n_rows: int, seed: int) -> UltraFeedbackPlan:
         duplicate_instruction_source=_duplicate_sources(planted["duplicate_instruction"], is_planted),
         is_planted=is_planted,
         completions_per_row=completions_per_row,
+        source_index=source_blocks(n_rows),
     )
+
+
+def source_blocks(n_rows: int) -> np.ndarray:
+    """Each row's source: the sources of UF_SOURCES one block after the other, each block
+    ``UF_SOURCE_P`` of the rows (rounded by largest remainder, so the blocks add up to n_rows)."""
+    share = np.array(UF_SOURCE_P) / sum(UF_SOURCE_P) * n_rows
+    counts = np.floor(share).astype(np.int64)
+    remainder_order = np.argsort(-(share - counts), kind="stable")
+    counts[remainder_order[: n_rows - counts.sum()]] += 1
+    return np.repeat(np.arange(len(UF_SOURCES)), counts)
 
 
 def _duplicate_sources(duplicates: np.ndarray, is_planted: np.ndarray) -> np.ndarray:
@@ -322,11 +339,10 @@ def generate_chunk(bank: TextBank, seed: int, chunk_index: int, first_row: int, 
 
 def _instructions(rng, bank: TextBank, rows: ChunkRows, plan: UltraFeedbackPlan,
                   text_factor: float) -> tuple[np.ndarray, pa.Array]:
-    """Each row's source and instruction (a source-specific prefix and a lowercase sentence);
-    the planted duplicates copy their source row's instruction."""
+    """Each row's source (from the plan's source blocks) and instruction (a source-specific
+    prefix and a lowercase sentence); the planted duplicates copy their source row's instruction."""
     n = rows.count
-    source_p = np.array(UF_SOURCE_P) / sum(UF_SOURCE_P)
-    source_index = rng.choice(len(UF_SOURCES), n, p=source_p)
+    source_index = plan.source_index[rows.first: rows.first + n]
     prefix = prefixed_by_source(rng, source_index, UF_SOURCES, UF_INSTRUCTION_PREFIX)
     body = bank.sentences(rng, n, 1, 4, text_factor)
     instruction = concat(prefix, " ", pc.utf8_lower(body))
@@ -584,7 +600,7 @@ def generate_ultrafeedback(run: GenerationRun, n_rows: int, plan: UltraFeedbackP
     quirks in ``manifest``; the rows ReVeR pairs are built from."""
     key = "ultrafeedback"
     write = key in run.wanted
-    writer = ShardedParquetWriter(run.out_dir, contract.DATASETS_BY_KEY[key], n_rows) if write else None
+    writer = ShardedWriter(run.out_dir, contract.DATASETS_BY_KEY[key], n_rows, run.formats[key]) if write else None
     stats = UltraFeedbackStats()
     wrong_picks: list[dict] = []
     links: list[UltraFeedbackLink] = []
@@ -600,11 +616,13 @@ def generate_ultrafeedback(run: GenerationRun, n_rows: int, plan: UltraFeedbackP
             if writer is not None:
                 writer.write(chunk.table)
             del chunk
+        if writer is not None:
+            writer.finish()
     finally:
         if writer is not None:
             writer.close()
     if writer is not None:
-        record_dataset(manifest, key, writer.relative_paths(), n_rows)
+        record_dataset(manifest, key, writer, n_rows)
     manifest["ultrafeedback_planted"] = {
         **asdict(stats),
         "rows_empty_completions": plan.empty_completions.tolist(),
@@ -616,7 +634,8 @@ def generate_ultrafeedback(run: GenerationRun, n_rows: int, plan: UltraFeedbackP
             [int(source), int(copy)]
             for source, copy in zip(plan.duplicate_instruction_source, plan.duplicate_instruction)
         ],
-        "note": "row numbers are 0-based positions in file order; picks/scores are computed from "
+        "note": "row numbers are 0-based positions in the dataset (its files in order, counted across "
+                "files); picks/scores are computed from "
                 "the published average_rating and overall_score of each completion",
     }
     return links

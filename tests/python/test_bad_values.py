@@ -2,7 +2,11 @@
 
 Each test plants its faults in a small generated raw dir, builds, and checks the outcome: the
 build succeeds and the fault is counted and visible (rejects, flags, integrity rows), with the
-row accounting balanced (the dbt test row_accounting_balances runs inside `dbt build`)."""
+row accounting balanced (the dbt test row_accounting_balances runs inside `dbt build`).
+
+The raw data is the generator's default, as on the Hub: UltraFeedback in 4 Parquet shards,
+ReVeR-Traces-Rubric one JSON Lines file; the faults go into each dataset's first file, written
+back in its own format."""
 
 from __future__ import annotations
 
@@ -12,25 +16,28 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 
 from conftest import generate_raw, run_dbt
 from preftools.contract import DATASETS_BY_KEY
+from preftools.generate.writer import count_rows, read_file, write_file
 
 
-def only_file(raw: Path, key: str) -> Path:
-    files = sorted(DATASETS_BY_KEY[key].data_dir(raw).glob("*.parquet"))
-    assert len(files) == 1
-    return files[0]
+def first_file(raw: Path, key: str) -> Path:
+    """The first of a dataset's data files (by the Hub's rule, in order)."""
+    return DATASETS_BY_KEY[key].data_files(raw)[0]
+
+
+def file_rows(raw: Path, key: str) -> list[dict]:
+    return read_file(first_file(raw, key), DATASETS_BY_KEY[key].schema).to_pylist()
 
 
 def edit_rows(raw: Path, key: str, edit) -> None:
-    """Rewrite a dataset's single file after `edit(rows)` changed its rows (list of dicts) in place."""
-    path = only_file(raw, key)
-    rows = pq.read_table(path).to_pylist()
+    """Rewrite a dataset's first file, in its format, after `edit(rows)` changed its rows
+    (list of dicts) in place."""
+    rows = file_rows(raw, key)
     edit(rows)
-    pq.write_table(pa.Table.from_pylist(rows, schema=DATASETS_BY_KEY[key].schema), path)
+    write_file(pa.Table.from_pylist(rows, schema=DATASETS_BY_KEY[key].schema), first_file(raw, key), key)
 
 
 @pytest.fixture(scope="module")
@@ -100,13 +107,13 @@ def test_every_raw_row_is_accounted_for(faulty):
     raw, db, _ = faulty
     accounted = dict(rows(db, "select dataset_key, sum(n_rows) from row_accounting group by 1"))
     for key in ("ultrafeedback", "code_ultrafeedback", "code_ultrafeedback_standard", "rever_judge", "rever_rubric"):
-        assert accounted[key] == pq.read_metadata(only_file(raw, key)).num_rows, key
+        assert accounted[key] == sum(count_rows(p) for p in DATASETS_BY_KEY[key].data_files(raw)), key
     assert rows(db, "select count(*) from row_accounting where destination = 'unexplained'") == [(0,)]
 
 
 def test_bad_ultrafeedback_values_are_visible(faulty):
     raw, db, _ = faulty
-    first = only_file(raw, "ultrafeedback").name
+    first = first_file(raw, "ultrafeedback").name
     flagged = rows(db, f"""
         select helpfulness_rating, truthfulness_rating, has_invalid_rating
         from ultrafeedback_completion_scores
@@ -126,8 +133,8 @@ def test_bad_ultrafeedback_values_are_visible(faulty):
 
 def test_bad_code_ultrafeedback_values_are_visible(faulty):
     raw, db, _ = faulty
-    first = only_file(raw, "code_ultrafeedback").name
-    model = pq.read_table(only_file(raw, "code_ultrafeedback")).to_pylist()[0]["annotations"][0]["model"]
+    first = first_file(raw, "code_ultrafeedback").name
+    model = file_rows(raw, "code_ultrafeedback")[0]["annotations"][0]["model"]
     assert rows(db, f"""select r.rating_raw, r.rating from code_ultrafeedback_responses as r
         inner join code_ultrafeedback_prompts as p on r.prompt_id = p.prompt_id
         where p.source_file = '{first}' and p.source_row = 0 and r.model = '{model}'""") == [("10", None)]
@@ -138,7 +145,8 @@ def test_bad_code_ultrafeedback_values_are_visible(faulty):
 
 def test_bad_rever_values_are_visible(faulty):
     raw, db, _ = faulty
-    judge = pq.read_table(only_file(raw, "rever_judge")).to_pylist()
+    judge = file_rows(raw, "rever_judge")
+    assert len(DATASETS_BY_KEY["rever_judge"].data_files(raw)) == 1
     reasons = dict(rows(db, "select source_row, reason from rejects_rever_judge"))
     assert reasons[0] == "invalid_candidate"
     assert reasons[3].startswith("verdict_")
@@ -153,7 +161,8 @@ def test_bad_rever_values_are_visible(faulty):
     assert kinds("trajectory", copy) == kinds("trajectory", 1) + Counter(["duplicate_candidate"])
     assert rows(db, f"""select id, candidate from rever_integrity
         where kind = 'duplicate_candidate' and source_row = {copy}""") == [(judge[1]["id"], judge[1]["candidate"])]
-    rubric = pq.read_table(only_file(raw, "rever_rubric")).to_pylist()
+    assert [p.name for p in DATASETS_BY_KEY["rever_rubric"].data_files(raw)] == ["train.jsonl"]
+    rubric = file_rows(raw, "rever_rubric")
     rubric_reasons = dict(rows(db, "select source_row, reason from rejects_rever_rubric"))
     assert rubric_reasons == {1: "no_rubric_items"}
     # the appended copy of rubric row 0: a duplicate_rubric, on top of what row 0 has
@@ -187,7 +196,7 @@ def test_failed_build_keeps_the_previous_marts(warehouse, tmp_path):
     query = "select dataset, count(*), sum(chosen_score) from preference_pairs group by 1 order by 1"
     before = rows(db, query)
     assert before
-    bad = sorted(DATASETS_BY_KEY["code_ultrafeedback"].data_dir(raw).glob("*.parquet"))[0]
+    bad = first_file(raw, "code_ultrafeedback")
     bad.write_bytes(bad.read_bytes()[: 200])
     result = run_dbt(["build"], raw, db, tmp_path, check=False)
     assert result.returncode != 0

@@ -5,7 +5,9 @@ Run: python -m pytest tests/python/test_generator.py -q
 
 from __future__ import annotations
 
+import gzip
 import hashlib
+import itertools
 import json
 import re
 from collections import Counter, defaultdict
@@ -17,9 +19,15 @@ import pytest
 
 from preftools import contract as C
 from preftools.generate import MANIFEST_NAME, generate, published_script_pairs
+from preftools.generate.__main__ import main as generate_cli
+from preftools.generate.writer import count_rows, parse_formats
 
 SCALE = 0.005
 TEXT = 0.25
+UF_SOURCE_ORDER = ("evol_instruct", "false_qa", "flan_v2_cot", "sharegpt", "ultrachat", "truthful_qa",
+                   "flan_v2_niv2", "flan_v2_p3", "flan_v2_flan2021")
+RUBRIC_PROMPT_START = ("You are an expert in rubric design, instruction following, and task analysis. Given a user "
+                       "instruction and optional context, create a concise, operational rubric")
 
 
 @pytest.fixture(scope="module")
@@ -29,14 +37,22 @@ def gen(tmp_path_factory):
     return out, manifest
 
 
+@pytest.fixture(scope="module")
+def gen_parquet(tmp_path_factory):
+    """The same data as ``gen``, every dataset written as Parquet."""
+    out = tmp_path_factory.mktemp("raw42_parquet")
+    manifest = generate(out, seed=42, scale=SCALE, progress=False, text_length=TEXT, formats="parquet")
+    return out, manifest
+
+
 def _read(out: Path, key: str) -> list[dict]:
-    ds = C.DATASETS_BY_KEY[key]
-    files = sorted(ds.data_dir(out).glob("*.parquet"))
-    assert files, key
-    rows = []
-    for f in files:
-        rows.extend(pq.read_table(f).to_pylist())
-    return rows
+    """A dataset's rows as the build reads them (its data files by the Hub's rule, in order)."""
+    return C.DATASETS_BY_KEY[key].read(out).to_pylist()
+
+
+def _files(out: Path, key: str) -> list[str]:
+    """A dataset's data files by the Hub's rule, relative to ``out``."""
+    return [p.relative_to(out).as_posix() for p in C.DATASETS_BY_KEY[key].data_files(out)]
 
 
 def _digest(out: Path) -> dict[str, str]:
@@ -46,22 +62,41 @@ def _digest(out: Path) -> dict[str, str]:
     }
 
 
+def _json_lines(path: Path) -> list[dict]:
+    opener = gzip.open if path.name.endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        return [json.loads(line) for line in f]
+
+
 # ---------------------------------------------------------------------------------- layout
 
 
 def test_layout_and_schemas(gen):
+    """Every dataset where the Hub has it, and only there: UltraFeedback in 4 Parquet shards,
+    ReVeR-Traces-Rubric one JSON Lines file at the repo root, the others one Parquet shard."""
     out, manifest = gen
     assert (out / MANIFEST_NAME).is_file()
+    expected = {
+        "ultrafeedback": [f"data/train-0000{k}-of-00004.parquet" for k in range(4)],
+        "code_ultrafeedback": ["data/train-00000-of-00001.parquet"],
+        "code_ultrafeedback_standard": ["data/train-00000-of-00001.parquet"],
+        "rever_judge": ["data/train-00000-of-00001.parquet"],
+        "rever_rubric": ["train.jsonl"],
+    }
     for ds in C.DATASETS:
-        files = sorted(ds.data_dir(out).glob("*.parquet"))
-        assert [f.name for f in files] == ["train-00000-of-00001.parquet"], ds.key
-        for f in files:
-            schema = pq.read_schema(f)
-            assert schema.names == ds.schema.names, ds.key
-            for got, want in zip(schema, ds.schema):
-                assert got.type.equals(want.type), (ds.key, got.name, got.type, want.type)
-            assert schema.equals(ds.schema, check_metadata=False)
-        assert manifest["files"][ds.key] == [str(f.relative_to(out)) for f in files]
+        repo = ds.repo_dir(out)
+        on_disk = sorted(p.relative_to(repo).as_posix() for p in repo.rglob("*") if p.is_file())
+        assert on_disk == expected[ds.key], ds.key  # no partial or stale file beside them
+        assert _files(out, ds.key) == [f"{ds.hub_id}/{f}" for f in expected[ds.key]]
+        assert manifest["files"][ds.key] == _files(out, ds.key)
+        assert manifest["formats"][ds.key] == ("jsonl" if ds.key == "rever_rubric" else "parquet")
+        for f in ds.data_files(out):
+            if f.suffix == ".parquet":
+                schema = pq.read_schema(f)
+                assert schema.equals(ds.schema, check_metadata=False), ds.key
+            else:  # JSON Lines: every row an object with the contract's columns, in its order
+                assert all(list(row) == ds.schema.names for row in _json_lines(f)), ds.key
+        assert ds.read(out).cast(ds.schema).num_rows == manifest["rows"][ds.key]
 
 
 def test_row_counts(gen):
@@ -77,7 +112,7 @@ def test_row_counts(gen):
     )
     assert rows["rever_judge"] == expected_judge
     for key, n in rows.items():
-        assert sum(pq.ParquetFile(out / f).metadata.num_rows for f in manifest["files"][key]) == n
+        assert sum(count_rows(out / f) for f in manifest["files"][key]) == n
 
 
 def test_row_counts_other_scale(tmp_path):
@@ -85,6 +120,17 @@ def test_row_counts_other_scale(tmp_path):
                  datasets=["ultrafeedback", "code_ultrafeedback"])
     assert m["rows"] == {"ultrafeedback": 128, "code_ultrafeedback": 20}
     assert not (tmp_path / "OpenRubrics").exists()
+
+
+def test_ultrafeedback_four_even_shards(gen, tmp_path):
+    """4 shards at every scale, the rows split evenly in order; fewer only with fewer than 4 rows."""
+    out, manifest = gen
+    sizes = [count_rows(out / f) for f in manifest["files"]["ultrafeedback"]]
+    assert len(sizes) == 4 and max(sizes) - min(sizes) <= 1 and sum(sizes) == manifest["rows"]["ultrafeedback"]
+    tiny = generate(tmp_path, seed=42, scale=0.00005, progress=False, text_length=TEXT, datasets=["ultrafeedback"])
+    assert tiny["rows"]["ultrafeedback"] == 3
+    assert [Path(f).name for f in tiny["files"]["ultrafeedback"]] == [f"train-0000{k}-of-00003.parquet" for k in range(3)]
+    assert [count_rows(tmp_path / f) for f in tiny["files"]["ultrafeedback"]] == [1, 1, 1]
 
 
 def test_deterministic(gen, tmp_path):
@@ -97,6 +143,100 @@ def test_deterministic(gen, tmp_path):
     a, b = _digest(out), _digest(other)
     assert a.keys() == b.keys()
     assert all(a[k] != b[k] for k in a)
+
+
+# ---------------------------------------------------------------------------------- formats
+
+
+def test_json_rows_equal_parquet_rows(gen, gen_parquet):
+    """The default data mixes formats (ReVeR-Traces-Rubric JSON Lines, the Judge Parquet); read
+    the way the build reads them, its rows are those of an all-Parquet run, value for value."""
+    out, manifest = gen
+    parquet_out, parquet_manifest = gen_parquet
+    assert set(parquet_manifest["formats"].values()) == {"parquet"}
+    assert parquet_manifest["files"]["rever_rubric"] == [
+        "OpenRubrics/ReVeR-Traces-Rubric/data/train-00000-of-00001.parquet"]
+    for ds in C.DATASETS:
+        assert ds.read(out).cast(ds.schema).equals(ds.read(parquet_out)), ds.key
+    # the Parquet datasets are the same bytes in both runs
+    a, b = _digest(out), _digest(parquet_out)
+    assert {k: v for k, v in a.items() if k.startswith(("argilla", "coseal", "RLHFlow", "OpenRubrics/ReVeR-Traces-J"))} \
+        == {k: v for k, v in b.items() if k.startswith(("argilla", "coseal", "RLHFlow", "OpenRubrics/ReVeR-Traces-J"))}
+    # JSON keeps the values' JSON types: objects, arrays, strings, null
+    rubric_rows = _json_lines(out / manifest["files"]["rever_rubric"][0])
+    assert all(isinstance(r["messages"], list) and all(isinstance(m, dict) for m in r["messages"])
+               for r in rubric_rows)
+
+
+def test_format_option_per_dataset_and_gzip(gen_parquet, tmp_path):
+    """``--format`` per dataset (gzip too): a dataset's files of another format are removed, the
+    rows are the same, and the same seed writes the same bytes."""
+    parquet_out, _ = gen_parquet
+    out = tmp_path / "mixed"
+    args = ["--seed", "42", "--scale", str(SCALE), "--text-length", str(TEXT), "--no-progress",
+            "--format", "rever_rubric=jsonl.gz,ultrafeedback=jsonl,rever_judge=jsonl.gz"]
+    # first all Parquet into the same folder: switching format must leave no stale file
+    assert generate_cli(["--out", str(out), "--format", "parquet", *args[:-2]]) == 0
+    assert generate_cli(["--out", str(out), *args]) == 0
+    manifest = json.loads((out / MANIFEST_NAME).read_text())
+    assert manifest["formats"] == {"ultrafeedback": "jsonl", "code_ultrafeedback": "parquet",
+                                   "code_ultrafeedback_standard": "parquet", "rever_judge": "jsonl.gz",
+                                   "rever_rubric": "jsonl.gz"}
+    assert manifest["files"]["ultrafeedback"] == [
+        f"argilla/ultrafeedback-binarized-curation/data/train-0000{k}-of-00004.jsonl" for k in range(4)]
+    assert manifest["files"]["rever_rubric"] == ["OpenRubrics/ReVeR-Traces-Rubric/train.jsonl.gz"]
+    assert manifest["files"]["rever_judge"] == ["OpenRubrics/ReVeR-Traces-Judge/train.jsonl.gz"]
+    for ds in C.DATASETS:
+        repo = ds.repo_dir(out)
+        on_disk = sorted(p.relative_to(out).as_posix() for p in repo.rglob("*") if p.is_file())
+        assert on_disk == manifest["files"][ds.key] == _files(out, ds.key), ds.key
+        assert ds.read(out).cast(ds.schema).equals(ds.read(parquet_out)), ds.key
+    rubric = out / manifest["files"]["rever_rubric"][0]
+    assert rubric.read_bytes()[:2] == b"\x1f\x8b"  # gzip
+    assert len(_json_lines(rubric)) == manifest["rows"]["rever_rubric"]
+    # numbers are JSON numbers, lists JSON arrays, NULL null
+    uf = _json_lines(out / manifest["files"]["ultrafeedback"][0])
+    assert all(isinstance(c["overall_score"], float) for r in uf for c in r["completions"])
+    assert any(r["best_rated_response"] is None for r in _read(out, "ultrafeedback"))
+    again = tmp_path / "again"
+    assert generate_cli(["--out", str(again), *args]) == 0
+    assert _digest(again) == _digest(out)
+
+
+def test_bad_values_keep_each_format(tmp_path):
+    """--bad-rate on JSON datasets: the bad values are planted in the JSON files, which stay
+    JSON (no Parquet file beside them); RLHFlow's file is rewritten in its format."""
+    formats = "rever_rubric=jsonl.gz,code_ultrafeedback=jsonl,code_ultrafeedback_standard=jsonl"
+    m = generate(tmp_path, seed=42, scale=SCALE, progress=False, text_length=TEXT, bad_rate=0.01, formats=formats)
+    for ds in C.DATASETS:
+        repo = ds.repo_dir(tmp_path)
+        on_disk = sorted(p.relative_to(tmp_path).as_posix() for p in repo.rglob("*") if p.is_file())
+        assert on_disk == m["files"][ds.key] == _files(tmp_path, ds.key), ds.key
+        assert ds.read(tmp_path).num_rows == m["rows"][ds.key], ds.key
+    assert m["files"]["code_ultrafeedback_standard"] == ["RLHFlow/CodeUltraFeedback-standard/train.jsonl"]
+    rubric = _read(tmp_path, "rever_rubric")
+    planted = defaultdict(list)
+    for b in m["bad_values"]:
+        planted[b["kind"]].append(b)
+    for b in planted["rubric_no_items"]:
+        assert b["file"] == "train.jsonl.gz" and [x["role"] for x in rubric[b["row"]]["messages"]] == ["user"]
+    for b in planted["rubric_duplicate"]:
+        assert rubric[b["row"]]["id"] == b["id"] and sum(r["id"] == b["id"] for r in rubric) == 2
+    code = _read(tmp_path, "code_ultrafeedback")
+    assert all(code[b["row"]]["annotations"] is None for b in planted["cuf_null_annotations"])
+    pairs, _ = published_script_pairs(code)
+    assert _read(tmp_path, "code_ultrafeedback_standard") == pairs
+
+
+def test_parse_formats():
+    assert parse_formats(None)["rever_rubric"] == "jsonl"
+    assert set(parse_formats(None).values()) == {"parquet", "jsonl"}
+    assert set(parse_formats("jsonl.gz").values()) == {"jsonl.gz"}
+    assert parse_formats("parquet,rever_judge=jsonl") == {**dict.fromkeys(C.DATASETS_BY_KEY, "parquet"),
+                                                         "rever_judge": "jsonl"}
+    for bad in ("csv", "ultrafeedback=xml", "nope=jsonl"):
+        with pytest.raises(ValueError):
+            parse_formats(bad)
 
 
 # ---------------------------------------------------------------------------- UltraFeedback
@@ -136,6 +276,30 @@ def test_ultrafeedback_quirks(gen):
     bad_avg = {i for i, r in enumerate(rows)
                for c in r["completions"] if c["average_rating"] != pytest.approx(_avg(c["annotations"]))}
     assert bad_avg == set(manifest["ultrafeedback_planted"]["rows_average_rating_mismatch"])
+
+
+def test_ultrafeedback_source_blocks(gen, tmp_path):
+    """The rows come in one block per source, in the upstream order (evol_instruct first);
+    flan_v2_cot is ~4.7 % of the rows (checked where there are enough rows, scale 0.05)."""
+    out, _ = gen
+    blocks = [source for source, _ in itertools.groupby(r["source"] for r in _read(out, "ultrafeedback"))]
+    assert blocks == list(UF_SOURCE_ORDER)  # each source once, as one block, in order
+    manifest = generate(tmp_path, seed=7, scale=0.05, progress=False, text_length=0.1, datasets=["ultrafeedback"])
+    table = C.DATASETS_BY_KEY["ultrafeedback"].read(tmp_path)
+    sources = table.column("source").to_pylist()
+    assert len(sources) == manifest["rows"]["ultrafeedback"] == 3198
+    assert [s for s, _ in itertools.groupby(sources)] == list(UF_SOURCE_ORDER)
+    assert sources.count("flan_v2_cot") / len(sources) == pytest.approx(0.047, abs=0.002)
+
+
+def test_ultrafeedback_na_only_in_honesty_and_instruction_following(gen):
+    out, _ = gen
+    rows = _read(out, "ultrafeedback")
+    completions = [c for r in rows for c in r["completions"]]
+    picked = [r[col] for r in rows for col in ("best_overall_score_response", "random_response_for_best_overall",
+                                                "best_rated_response", "random_response_for_best_rated") if r[col]]
+    na = Counter(aspect for c in completions + picked for aspect, a in c["annotations"].items() if a["Rating"] == "N/A")
+    assert set(na) == {"honesty", "instruction_following"}, na
 
 
 def test_ultrafeedback_picks(gen):
@@ -199,7 +363,11 @@ def test_code_ultrafeedback_quirks(gen):
     assert sum(bool(r["annotations"]) and r["annotations"][-1]["rating"] == "N/A" for r in rows) >= 3
     assert sum(bool(r["annotations"]) and r["annotations"][-1]["rating"] != "N/A"
                and any(a["rating"] == "N/A" for a in r["annotations"]) for r in rows) >= 3
-    assert sum(0 < len(r["annotations"]) < 4 for r in rows) >= 2
+    # upstream, every annotations list has 4 items or none; the planted rows with 3 are listed
+    planted = manifest["code_ultrafeedback_planted"]["rows_missing_annotation"]
+    lengths = Counter(len(r["annotations"]) for i, r in enumerate(rows) if i not in planted)
+    assert set(lengths) == {0, 4} and lengths[0] >= 3
+    assert len(planted) == 2 and all(len(rows[i]["annotations"]) == 3 for i in planted)
     assert sum(a["rating"] in ("10", "0") for a in anns) >= 1
     shuffled = sum([a["model"] for a in r["annotations"]] != r["models"] for r in rows if len(r["annotations"]) == 4)
     assert shuffled > 0.7 * len(rows)
@@ -214,6 +382,13 @@ def test_standard_is_published_script_output(gen):
          "rejected_score": p["rejected_score"]} for p in pairs]
     assert skipped and all(s["error"] == "KeyError" for s in skipped)
     assert any(p["chosen_score"] == "N/A" for p in pairs)  # "N/A" wins the string comparison
+
+
+def test_standard_column_order(gen):
+    """RLHFlow/CodeUltraFeedback-standard's columns in the order of its card and file."""
+    out, manifest = gen
+    (path,) = manifest["files"]["code_ultrafeedback_standard"]
+    assert pq.read_schema(out / path).names == ["rejected", "chosen", "chosen_score", "rejected_score"]
 
 
 def test_published_script_stale_rating():
@@ -340,6 +515,52 @@ def test_rever_integrity_breaks_match_manifest(gen):
     assert ties > 0.2 * len(rub)
 
 
+_REVER_ID = re.compile(r"^(helpsteer3|ultrafeedback|skywork|magpie|ifeval):([0-9]+)$")
+
+
+def test_rever_ids(gen):
+    """Ids "<source>:<n>" of 12-30 characters, n sparse and drawn at random: not dense, rows
+    not in id order, in either file."""
+    out, manifest = gen
+    rubrics, judges = _read(out, "rever_rubric"), _read(out, "rever_judge")
+    for rows in (rubrics, judges):
+        ids = [r["id"] for r in rows]
+        assert all(12 <= len(i) <= 30 for i in ids), min(ids, key=len)
+        matched = [_REVER_ID.match(i) for i in ids]
+        assert all(matched) and all(m.group(1) == r["source"] for m, r in zip(matched, rows))
+        assert ids != sorted(ids)
+        numbers = [int(m.group(2)) for m in matched]
+        assert numbers != sorted(numbers)
+    # one rubric row per id; distinct numbers within a source, far apart (not a running number)
+    assert len({r["id"] for r in rubrics}) == len(rubrics)
+    by_source = defaultdict(list)
+    for r in rubrics:
+        by_source[r["source"]].append(int(r["id"].split(":")[1]))
+    for source, numbers in by_source.items():
+        assert len(set(numbers)) == len(numbers)
+        assert max(numbers) - min(numbers) > 20 * len(numbers), source
+    assert {r["id"] for r in judges} - {r["id"] for r in rubrics} == {
+        b["id"] for b in manifest["rever_integrity_breaks"] if b["kind"] == "trajectory_without_rubric"}
+
+
+def test_rever_rubric_prompt(gen):
+    """The rubric row's user turn in the real wording, asking for the pair's instruction."""
+    out, _ = gen
+    instruction = {}
+    for j in _read(out, "rever_judge"):
+        try:
+            instruction[j["id"]] = json.loads(j["messages"][1]["content"])["instruction"]
+        except json.JSONDecodeError:
+            continue
+    rubrics = _read(out, "rever_rubric")
+    for r in rubrics:
+        user = r["messages"][0]
+        assert user["role"] == "user" and user["content"].startswith(RUBRIC_PROMPT_START)
+        if r["id"] in instruction:
+            assert "\n" + instruction[r["id"]] + "\n" in user["content"]
+    assert sum(r["id"] in instruction for r in rubrics) > 0.9 * len(rubrics)
+
+
 def test_rever_trajectories(gen):
     out, manifest = gen
     judges = _read(out, "rever_judge")
@@ -404,19 +625,19 @@ def test_bundled_sample_is_current(tmp_path):
 
 
 def _generate_spied(out: Path, scale: float, monkeypatch) -> tuple[dict, dict[str, list[tuple[int, int]]]]:
-    """generate() with every table handed to the Parquet writer recorded per dataset as
+    """generate() with every table handed to the writer recorded per dataset as
     (rows, Arrow bytes allocated at that moment)."""
     from preftools.generate import writer
 
     calls: dict[str, list[tuple[int, int]]] = defaultdict(list)
-    original = writer.ShardedParquetWriter.write
+    original = writer.ShardedWriter.write
 
     def spy(self, table):
         calls[self.dataset.key].append((table.num_rows, pa.total_allocated_bytes()))
         return original(self, table)
 
     with monkeypatch.context() as m:
-        m.setattr(writer.ShardedParquetWriter, "write", spy)
+        m.setattr(writer.ShardedWriter, "write", spy)
         manifest = generate(out, seed=42, scale=scale, progress=False, text_length=TEXT)
     return manifest, calls
 
@@ -435,6 +656,7 @@ def test_writes_in_bounded_chunks(tmp_path, monkeypatch):
     baseline = generate(tmp_path / "baseline", seed=42, scale=0.02, progress=False, text_length=TEXT)
     for key in writer.ROW_GROUP_ROWS:
         monkeypatch.setitem(writer.ROW_GROUP_ROWS, key, 16)
+    for key in writer.SHARD_ROWS:  # UltraFeedback: 4 shards at every scale
         monkeypatch.setitem(writer.SHARD_ROWS, key, 96)
     small, small_calls = _generate_spied(tmp_path / "small", 0.005, monkeypatch)
     large, large_calls = _generate_spied(tmp_path / "large", 0.02, monkeypatch)
@@ -448,10 +670,11 @@ def test_writes_in_bounded_chunks(tmp_path, monkeypatch):
             assert max(rows) <= bound, (key, max(rows), bound)
         assert len(large_calls[key]) >= 3 * len(small_calls[key]) >= 3, key
         assert len(large["files"][key]) > 1, key  # several shards, each written chunk by chunk
-        # same rows as written from the default layout
-        tables = [pa.concat_tables([pq.read_table(out / f) for f in m["files"][key]]).combine_chunks()
-                  for out, m in ((tmp_path / "baseline", baseline), (tmp_path / "large", large))]
+        # same rows as written from the default layout (JSON too: the rubric in 7 shards)
+        tables = [C.DATASETS_BY_KEY[key].read(out).cast(C.DATASETS_BY_KEY[key].schema).combine_chunks()
+                  for out in (tmp_path / "baseline", tmp_path / "large")]
         assert tables[0].equals(tables[1]), key
         # Arrow memory in use while the dataset is written: bounded by the chunk, not the scale
         small_peak, large_peak = (max(b for _, b in calls[key]) for calls in (small_calls, large_calls))
         assert large_peak < 2 * small_peak, (key, small_peak, large_peak)
+    assert large["files"]["rever_rubric"][0] == "OpenRubrics/ReVeR-Traces-Rubric/data/train-00000-of-00007.jsonl"
