@@ -95,6 +95,34 @@ class Warehouse:
             return con.execute(sql).to_arrow_table()
 
 
+def raw_file_rows(path: Path) -> list[dict]:
+    """The rows of one raw data file, read without DuckDB: pyarrow for Parquet, Python's json for
+    JSON Lines (gzip included) and JSON arrays."""
+    import gzip
+    import json
+
+    import pyarrow.parquet as pq
+
+    name = path.name
+    if name.endswith(".parquet"):
+        return pq.read_table(path).to_pylist()
+    opener = gzip.open if name.endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        if ".jsonl" in name:
+            return [json.loads(line) for line in f if line.strip()]
+        return json.load(f)
+
+
+def raw_rows(raw_dir: Path, key: str):
+    """(file name, 0-based row number in the file, row) for every raw row of dataset ``key``, its
+    files as the Hub picks them (preftools.hub_layout), each read by :func:`raw_file_rows`."""
+    from preftools.contract import DATASETS_BY_KEY
+
+    for path in DATASETS_BY_KEY[key].data_files(raw_dir):
+        for i, row in enumerate(raw_file_rows(path)):
+            yield path.name, i, row
+
+
 def generate_raw(out_dir: Path, seed: int = TEST_SEED, scale: float = TEST_SCALE) -> dict:
     from preftools.generate import generate
 

@@ -197,9 +197,9 @@ def test_changed_files_give_the_fresh_build_and_reuse_the_rest(warehouse, tmp_pa
     old_db = tmp_path / "old.duckdb"
     run_dbt(["build"], raw, old_db, tmp_path / "work_old")
 
-    # new raw data: UltraFeedback's file rewritten in place (its last tenth of rows dropped),
+    # new raw data: UltraFeedback's first shard rewritten in place (its last tenth of rows dropped),
     # CodeUltraFeedback's second half added as a second file, the judge's second file removed
-    uf = only_file(raw / UF)
+    uf = sorted((raw / UF).glob("*.parquet"))[0]
     uf_rows = pq.read_table(uf)
     pq.write_table(uf_rows.slice(0, uf_rows.num_rows * 9 // 10), uf)
     pq.write_table(cuf_rows.slice(cuf_rows.num_rows // 2), raw / CUF / "train-00001-of-00002.parquet")

@@ -8,13 +8,12 @@ import json
 import re
 from collections import Counter, defaultdict
 
-import pyarrow.parquet as pq
 import pytest
 
 import test_code_ultrafeedback as cuf_tests
 import test_rever as rever_tests
 import test_ultrafeedback as uf_tests
-from preftools.contract import DATASETS_BY_KEY
+from conftest import raw_rows
 
 
 def normalise(text: str | None) -> str | None:
@@ -28,13 +27,6 @@ def prefers(chosen, rejected) -> str:
     if chosen is None or rejected is None:
         return "unknown"
     return "chosen" if chosen > rejected else "rejected" if chosen < rejected else "tie"
-
-
-def raw_rows(raw_dir, key: str):
-    """(file name, row number, row) for every raw row, files in name order."""
-    for path in sorted(DATASETS_BY_KEY[key].data_dir(raw_dir).glob("*.parquet")):
-        for i, row in enumerate(pq.read_table(path).to_pylist()):
-            yield path.name, i, row
 
 
 @pytest.fixture(scope="module")

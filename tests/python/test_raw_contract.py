@@ -87,14 +87,15 @@ def with_type(table: pa.Table, name: str, typ: pa.DataType) -> pa.Table:
 
 # ------------------------------------------------------------------------------ helpers
 def split_in_two(raw: Path, adjust=None) -> None:
-    """Every dataset in two files (the row order kept), after ``adjust(key, table)``."""
+    """Every dataset in two Parquet files (the row order kept), after ``adjust(key, table)``."""
     for d in C.DATASETS:
-        (single,) = sorted(d.data_dir(raw).glob("*.parquet"))
-        table = pq.read_table(single)
+        table = d.read(raw).select(d.schema.names).cast(d.schema)
         if adjust:
             table = adjust(d.key, table)
         half = len(table) // 2
-        single.unlink()
+        for f in d.data_files(raw):
+            f.unlink()
+        d.data_dir(raw).mkdir(parents=True, exist_ok=True)
         pq.write_table(table.slice(0, half), d.data_dir(raw) / "train-00000-of-00002.parquet")
         pq.write_table(table.slice(half), d.data_dir(raw) / "train-00001-of-00002.parquet")
 

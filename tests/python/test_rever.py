@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import Warehouse, run_dbt
+from conftest import Warehouse, raw_rows, run_dbt
 from preftools import contract as C
 
 NUMBERED_LINE = re.compile(r"^[ \t]*[0-9]+\.[ \t]*(.*?)[ \t]*$")
@@ -31,12 +31,10 @@ TOL = 1e-12
 # --------------------------------------------------------------------------- raw reading
 def _raw_rows(raw_dir: Path, key: str) -> list[dict]:
     """Every raw row with its raw key (file name, 0-based row number in the file)."""
-    ds = C.DATASETS_BY_KEY[key]
     rows = []
-    for path in sorted(ds.data_dir(raw_dir).glob("*.parquet")):
-        for i, row in enumerate(pq.read_table(path).to_pylist()):
-            row["source_file"], row["source_row"] = path.name, i
-            rows.append(row)
+    for name, i, row in raw_rows(raw_dir, key):
+        row["source_file"], row["source_row"] = name, i
+        rows.append(row)
     return rows
 
 

@@ -21,7 +21,7 @@ import pytest
 
 from conftest import generate_raw, run_dbt
 
-UF_FILE = "argilla/ultrafeedback-binarized-curation/data/train-00000-of-00001.parquet"
+UF_FILE = "argilla/ultrafeedback-binarized-curation/data/train-00000-of-00004.parquet"  # the first of its 4 shards
 TABLES = ["int_ultrafeedback__critique_sentiment_scores", "int_ultrafeedback__critique_sentiments"]
 SELECT = ["run", "--select", "+int_ultrafeedback__critique_sentiments"]
 
