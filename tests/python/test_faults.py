@@ -1032,7 +1032,7 @@ def test_fetch_killed_mid_download_is_never_taken_for_complete(raw_dir, tmp_path
 
 def damage(path: Path, how: str) -> None:
     data = bytearray(path.read_bytes())
-    if how == "truncated":
+    if how in ("truncated", "truncated_json"):
         data = data[: len(data) // 2]
     elif how == "garbage":
         data = bytearray(random.Random(17).randbytes(len(data)))
@@ -1054,22 +1054,25 @@ def test_a_failure_that_is_not_a_raw_file_names_no_raw_file(raw_dir, monkeypatch
     is not a damaged download)."""
     from preftools.dbt_lock_check import raw_file_message, unreadable_file
 
-    files = sorted(raw_dir.rglob("*.parquet"))
+    files = [f for d in DATASETS_BY_KEY.values() for f in d.data_files(raw_dir)]
+    assert any(f.suffix == ".jsonl" for f in files)  # the generator writes ReVeR's rubrics as JSON Lines
     assert files and all(unreadable_file(str(f)) is None for f in files)
     monkeypatch.setenv("RAW_DATA_DIR", str(raw_dir))
     sql = 'create table "main"."ultrafeedback_curated__dbt_tmp" as (select * from "staging"."stg_ultrafeedback__prompts")'
     assert raw_file_message("Out of Memory Error: failed to pin block", sql) is None
 
 
-@pytest.mark.parametrize("how", ["truncated", "corrupt_row_group", "garbage"])
+@pytest.mark.parametrize("how", ["truncated", "corrupt_row_group", "garbage", "truncated_json"])
 def test_corrupt_raw_file_fails_naming_it_and_keeps_the_marts(lane, raw_dir, new, how):
-    """A copy of the session warehouse, the UltraFeedback file damaged: the build fails with one line
-    naming the file (the plugin reads the files of the failed statement again to find it; DuckDB's own
-    message for a damaged page names no file), no traceback, and the marts equal what they were."""
+    """A copy of the session warehouse, an UltraFeedback file (or ReVeR's JSON Lines rubrics)
+    damaged: the build fails with one line naming the file (the plugin reads the files of the failed
+    statement again to find it; DuckDB's own message for a damaged page names no file), no
+    traceback, and the marts equal what they were."""
     lane.put_raw(raw_dir)
     lane.put_warehouse(new)
     lane.damage_raw()
-    bad = sorted(DATASETS_BY_KEY["ultrafeedback"].data_dir(lane.raw).glob("*.parquet"))[0]
+    key = "rever_rubric" if how == "truncated_json" else "ultrafeedback"
+    bad = DATASETS_BY_KEY[key].data_files(lane.raw)[0]
     damage(bad, how)
     before = sha256(lane.db)
     result = lane.run()

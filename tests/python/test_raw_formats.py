@@ -125,3 +125,23 @@ def test_json_and_other_layouts_build_the_same_warehouse(warehouse, tmp_path):
     assert not differences, differences
     # and the copy really is in other formats: no dataset kept a file of the session's format and name
     assert con.execute("select count(*) from json_build.staging.stg_raw__files where source_file like '%.jsonl.gz'").fetchone()[0] > 0
+
+
+def test_a_json_file_is_held_to_the_same_contract(raw_dir, tmp_path):
+    """A JSON Lines file whose column has a representation the contract rejects (ReVeR's `messages`
+    as one string instead of a list of messages) stops the build before anything is built, in one
+    line naming the file, the column and the fix, as for Parquet."""
+    copy = tmp_path / "raw"
+    shutil.copytree(raw_dir, copy)
+    (rubrics,) = C.DATASETS_BY_KEY["rever_rubric"].data_files(copy)
+    assert rubrics.name.endswith(".jsonl")
+    rows = [json.loads(line) for line in rubrics.read_text(encoding="utf-8").splitlines() if line.strip()]
+    for row in rows:
+        row["messages"] = json.dumps(row["messages"])
+    rubrics.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    db = tmp_path / "warehouse.duckdb"
+    result = run_dbt(["build"], copy, db, tmp_path / "work", check=False)
+    assert result.returncode != 0 and "Traceback" not in result.output
+    (line,) = [l for l in result.output.splitlines() if "schema mismatch" in l]
+    assert f"file {rubrics}, column `messages`: expected STRUCT(" in line and "found VARCHAR" in line, line
+    assert " -- " in line  # the fix
