@@ -353,9 +353,15 @@ def size_category(rows: int) -> str:
 # rendering
 
 
+def _plain(text: object) -> str:
+    """Catalog text (plain) safe in Markdown: a `<` escaped, so `<dataset>_flagged` is not read as
+    an HTML tag and hidden by the Hub's renderer."""
+    return str(text).replace("<", "&lt;")
+
+
 def _cell(text: object) -> str:
-    """Text for one Markdown table cell: one line, pipes escaped."""
-    return " ".join(str(text).split()).replace("|", "\\|")
+    """Text for one Markdown table cell: one line, pipes and `<` escaped."""
+    return " ".join(_plain(text).split()).replace("|", "\\|")
 
 
 def _code(text: object) -> str:
@@ -413,7 +419,7 @@ def render_card(
         "",
     ]
     if description:
-        out += [description.strip(), ""]
+        out += [_plain(description.strip()), ""]
 
     # splits
     out += ["## Splits", "", "| split | rows |", "|---|---:|"]

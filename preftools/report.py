@@ -5,13 +5,15 @@
 
 What it shows (each section reads one or two marts; a mart that was not built, because its
 dataset group was left out of the `datasets` var or the model does not exist yet, gives a
-"not built" note instead of a chart):
+"not built" note instead of a chart; a warehouse with no marts at all is refused, as the export
+refuses it):
 
 - headline numbers per dataset, and the build the warehouse came from (meta.warehouse_build_info);
 - UltraFeedback: overall_score against the recomputed average_rating, per model; how often the
   best-rated and best-overall picks disagree, by source;
 - CodeUltraFeedback: the published script's bugs, pair differences by reason and preference;
-- ReVeR: pair margins and tool-call rates by source;
+- ReVeR: pair score margins (rever_pairs.score_margin, not the normalised ``margin``) and
+  tool-call rates by source;
 - judge agreement: does the rubric judge side with the fixed ratings or with overall_score.
 
 How it is built: every number is aggregated in the warehouse, by the dbt views of
@@ -52,8 +54,11 @@ DEFAULT_OUT = "reports/audit_report.html"
 # The card of OpenRubrics/ReVeR-Traces-Judge states the tool-call rate over all trajectories.
 REVER_CARD_TOOL_CALL_RATE = 0.589
 
+MART_SCHEMA = "main"  # where dbt builds the marts (as preftools.export's MART_SCHEMA)
+
+
 class ReportError(Exception):
-    """A failure worth one line to the user (missing warehouse, lock, unwritable output)."""
+    """A failure worth one line to the user (missing or empty warehouse, lock, unwritable output)."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -69,6 +74,13 @@ def existing_tables(con) -> set[str]:
     """`schema.table` of every table and view in the warehouse."""
     rows = con.execute("select table_schema, table_name from information_schema.tables").fetchall()
     return {f"{schema}.{name}" for schema, name in rows}
+
+
+def require_marts(tables: set[str], duckdb_path: Path) -> None:
+    """Refuse a warehouse with no marts (a new file, or a build that never got that far): a
+    report of "not built" notes only would hide that nothing was built."""
+    if not any(table.startswith(f"{MART_SCHEMA}.") for table in tables):
+        raise ReportError(f"no tables in schema {MART_SCHEMA} of {duckdb_path}: run `make build` first")
 
 
 def fetch_rows(con, sql: str) -> list[dict]:
@@ -303,32 +315,36 @@ def rever_section(con, tables: set[str]) -> Section:
     section = Section(
         "rever",
         "ReVeR",
-        "ReVeR: pair margins and tool-call rates, by source",
-        "Margin = chosen response score - rejected response score, where a score is the number of satisfied "
-        "Hard Rules plus the mean Principle score / 101. Pairs decided by Hard Rules have margins of about 1 "
-        "or more; pairs decided by Principles alone stay below 1; a margin <= 0 breaks the upstream retention "
-        "rule. Tool-call rate = share of judge trajectories with a tool call; the dashed line is the "
+        "ReVeR: pair score margins and tool-call rates, by source",
+        "Score margin (rever_pairs.score_margin) = chosen response score - rejected response score, where a "
+        "score is the number of satisfied Hard Rules plus the mean Principle score / 101. Pairs decided by "
+        "Hard Rules have score margins of about 1 or more; pairs decided by Principles alone stay below 1; a "
+        "score margin <= 0 breaks the upstream retention rule. (The margin column of rever_pairs and "
+        "preference_pairs is this score margin divided by the highest score the pair's rubric allows.) "
+        "Tool-call rate = share of judge trajectories with a tool call; the dashed line is the "
         f"dataset card's {REVER_CARD_TOOL_CALL_RATE:.1%}, the dotted one the rate over all sources here.",
         ["rever_pairs", "rever_summary"],
     )
     if not _require(section, tables, ["rpt_rever_margins", "rpt_rever_tool_calls", "rpt_rever_unscored"]):
         return section
-    margins = fetch_rows(con, "select * from reporting.rpt_rever_margins order by source, decided_by, margin_bin_start")
+    margins = fetch_rows(
+        con, "select * from reporting.rpt_rever_margins order by source, decided_by, score_margin_bin_start"
+    )
     hist = alt.Chart(_data(margins)).mark_bar().encode(
-        x=alt.X("margin_bin_start:Q", title="margin (chosen score - rejected score)", bin="binned"),
-        x2="margin_bin_end:Q",
+        x=alt.X("score_margin_bin_start:Q", title="score margin (chosen score - rejected score)", bin="binned"),
+        x2="score_margin_bin_end:Q",
         y=alt.Y("sum(n_pairs):Q", title="pairs", stack="zero"),
         color=alt.Color("decided_by:N", title="decided by"),
         tooltip=[
             alt.Tooltip("source:N"),
             alt.Tooltip("decided_by:N"),
-            alt.Tooltip("margin_bin_start:Q", title="margin from"),
-            alt.Tooltip("margin_bin_end:Q", title="margin to"),
+            alt.Tooltip("score_margin_bin_start:Q", title="score margin from"),
+            alt.Tooltip("score_margin_bin_end:Q", title="score margin to"),
             alt.Tooltip("sum(n_pairs):Q", title="pairs"),
         ],
     ).properties(width=260, height=140)
     faceted = hist.facet(facet=alt.Facet("source:N", title=None), columns=3).properties(
-        title="Margins of the scored pairs, by source"
+        title="Score margins of the scored pairs, by source"
     )
     section.charts.append(Chart("rever-margins", _spec(faceted), margins))
 
@@ -350,7 +366,7 @@ def rever_section(con, tables: set[str]) -> Section:
             alt.Tooltip("n_trajectories_with_tool:Q", title="with a tool call"),
             alt.Tooltip("tool_call_rate:Q", title="rate", format=".1%"),
             alt.Tooltip("n_pairs:Q", title="pairs"),
-            alt.Tooltip("mean_margin:Q", title="mean margin", format=".3f"),
+            alt.Tooltip("mean_score_margin:Q", title="mean score margin", format=".3f"),
             alt.Tooltip("share_decided_by_principles:Q", title="decided by principles", format=".1%"),
         ],
     )
@@ -488,7 +504,7 @@ HEADLINES: list[tuple[str, str, list[tuple[str, str, Callable]]]] = [
             ("pairs kept (chosen strictly higher)", "n_pairs_kept", _num),
             ("pairs without a score on one side", "n_pairs_unscored", _num),
             ("tool-call rate of the judge trajectories", "tool_call_rate", _pct),
-            ("mean margin of the scored pairs", "mean_margin", _num),
+            ("mean score margin of the scored pairs (chosen minus rejected rubric score)", "mean_score_margin", _num),
             ("integrity breaks (rever_integrity rows)", "n_integrity_breaks", _num),
         ],
     ),
@@ -699,12 +715,13 @@ def vega_bundle() -> tuple[str, dict]:
 
 def build_report(duckdb_path: Path) -> tuple[str, list[Section]]:
     """The report's HTML for the warehouse at ``duckdb_path``, and its sections."""
-    bundle, versions = vega_bundle()
     with open_warehouse(duckdb_path) as con:
         tables = existing_tables(con)
+        require_marts(tables, duckdb_path)
         info = build_info(con, tables)
         headlines = headline_rows(con, tables)
         sections = [make(con, tables) for make in SECTIONS]
+    bundle, versions = vega_bundle()
     return render_html(duckdb_path, info, headlines, sections, bundle, versions), sections
 
 

@@ -23,7 +23,7 @@ totals as (
         n_pairs_kept,
         n_pairs - n_pairs_scored as n_pairs_unscored,
         tool_call_rate,
-        mean_score_margin as mean_margin
+        mean_score_margin
     from rever_summary
     where scope = 'total'
 
@@ -43,7 +43,7 @@ final as (
         totals.n_pairs_kept,
         totals.n_pairs_unscored,
         totals.tool_call_rate,
-        totals.mean_margin,
+        totals.mean_score_margin,
         integrity_breaks.n_integrity_breaks
     from totals
     cross join integrity_breaks

@@ -1,5 +1,5 @@
--- ReVeR: scored pairs per source x decided_by x margin bin (0.25 wide), for the margin
--- histograms. Unscored pairs (score_margin NULL) are counted in rpt_rever_unscored.
+-- ReVeR: scored pairs per source x decided_by x score_margin bin (0.25 wide), for the score
+-- margin histograms. Unscored pairs (score_margin NULL) are counted in rpt_rever_unscored.
 {{ config(enabled=dataset_enabled('rever')) }}
 
 with
@@ -15,7 +15,7 @@ scored as (
     select
         coalesce(source, '(no source)') as source,
         decided_by,
-        floor(score_margin * 4) / 4 as margin_bin_start
+        floor(score_margin * 4) / 4 as score_margin_bin_start
     from rever_pairs
     where score_margin is not null
 
@@ -26,11 +26,11 @@ final as (
     select
         source,
         decided_by,
-        cast(margin_bin_start as double) as margin_bin_start,
-        cast(margin_bin_start + 0.25 as double) as margin_bin_end,
+        cast(score_margin_bin_start as double) as score_margin_bin_start,
+        cast(score_margin_bin_start + 0.25 as double) as score_margin_bin_end,
         count(*) as n_pairs
     from scored
-    group by source, decided_by, margin_bin_start
+    group by source, decided_by, score_margin_bin_start
 
 )
 

@@ -18,7 +18,7 @@ final as (
         n_trajectories_with_tool,
         tool_call_rate,
         n_pairs,
-        mean_score_margin as mean_margin,
+        mean_score_margin,
         share_decided_by_principles
     from rever_summary
     where scope = 'source'

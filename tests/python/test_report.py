@@ -2,11 +2,11 @@
 self-contained HTML file from the session warehouse; it loads nothing from the network, carries
 each chart's data, and renders in headless Chromium (a screenshot that is not blank, and the
 vega-embed SVG of every chart in the DOM). A mart that was not built gives a "not built" note,
-never a crash.
+never a crash; a missing warehouse, or one without any mart, is refused in one line.
 
 The charts' data is checked against the warehouse where it is a mart's own row, and against an
-independent computation from the raw Parquet (pyarrow, rules written from the issues' text)
-where the report aggregates: the UltraFeedback score grid, the best-rated/best-overall
+independent computation from the raw files (rules written from the issues' text) where the
+report aggregates: the UltraFeedback score grid, the best-rated/best-overall
 disagreement by source, the ReVeR tool-call rates and pair counts, the CodeUltraFeedback
 published pair count.
 """
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import shutil
 import subprocess
 import sys
@@ -23,10 +24,10 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import duckdb
-import pyarrow.parquet as pq
 import pytest
 
 from conftest import REPO
+from preftools.hub_layout import read_table
 
 pytestmark = pytest.mark.slow
 
@@ -118,8 +119,8 @@ def spec_values(spec) -> list[dict]:
 
 
 def read_raw(raw_dir: Path, hub_id: str) -> list[dict]:
-    files = sorted((raw_dir / hub_id / "data").glob("*.parquet"))
-    return [row for f in files for row in pq.read_table(f).to_pylist()]
+    """Every row of a dataset's raw files, whatever their format (Parquet, JSON Lines) and place."""
+    return read_table(raw_dir / hub_id).to_pylist()
 
 
 def parse_rating(value) -> int | None:
@@ -296,10 +297,7 @@ def test_ultrafeedback_disagreement_by_source(specs, warehouse):
 
 def test_code_ultrafeedback_chart_data(specs, warehouse):
     raw_coseal = read_raw(warehouse.raw_dir, "coseal/CodeUltraFeedback")
-    raw_published = sum(
-        pq.read_metadata(f).num_rows
-        for f in (warehouse.raw_dir / "RLHFlow/CodeUltraFeedback-standard/data").glob("*.parquet")
-    )
+    raw_published = read_table(warehouse.raw_dir / "RLHFlow/CodeUltraFeedback-standard").num_rows
     pairs = spec_values(specs["cuf-pairs"])
     published = [p for p in pairs if p["pairs"].startswith("published")]
     assert sum(p["n_pairs"] for p in published) == raw_published
@@ -355,8 +353,23 @@ def test_rever_headline(warehouse):
     assert headline["n_pairs"] == len(pairs)
     assert headline["n_pairs_kept"] == sum(p["kept"] is True for p in pairs)
     assert headline["n_pairs_unscored"] == len(pairs) - len(margins)
-    assert headline["mean_margin"] == pytest.approx(sum(margins) / len(margins), abs=1e-9)
+    assert headline["mean_score_margin"] == pytest.approx(sum(margins) / len(margins), abs=1e-9)
     assert headline["tool_call_rate"] == pytest.approx(with_tool / len(judge), abs=1e-12)
+
+
+def test_rever_headline_names_the_score_margin(report, warehouse):
+    """The headline's margin is labelled as the score margin and is the mean of
+    rever_pairs.score_margin (chosen minus rejected rubric score), not of the normalised margin."""
+    _, text, _ = report
+    pairs = warehouse.rows("select score_margin, margin from main.rever_pairs where score_margin is not null")
+    mean_score_margin = sum(p["score_margin"] for p in pairs) / len(pairs)
+    mean_margin = sum(p["margin"] for p in pairs) / len(pairs)
+    assert f"{mean_score_margin:,.3f}" != f"{mean_margin:,.3f}", "the data cannot tell the two apart"
+    label = "mean score margin of the scored pairs (chosen minus rejected rubric score)"
+    shown = re.search(rf'<td>{re.escape(label)}</td><td class="value">([^<]*)</td>', text)
+    assert shown, f"no headline row {label!r}"
+    assert shown[1] == f"{mean_score_margin:,.3f}"
+    assert "mean margin" not in text
 
 
 def test_judge_agreement_chart_data(specs, warehouse):
@@ -375,28 +388,43 @@ def test_judge_agreement_chart_data(specs, warehouse):
 
 
 def test_missing_marts_give_not_built_notes(warehouse, tmp_path):
-    """A warehouse without judge_agreement_summary (and one with no marts at all) still gives a report."""
+    """A warehouse without judge_agreement_summary and meta.warehouse_build_info still gives a report."""
     partial = tmp_path / "partial.duckdb"
     shutil.copy(warehouse.path, partial)
     with duckdb.connect(str(partial)) as con:
         con.execute("drop table main.judge_agreement_summary")
+        con.execute("drop table meta.warehouse_build_info")
     out = tmp_path / "partial.html"
     proc = run_report(partial, out)
     assert proc.returncode == 0, proc.stderr
     assert "judge_agreement_summary" in proc.stdout
-    specs = chart_specs(parse_page(out.read_text(encoding="utf-8")))
+    text = out.read_text(encoding="utf-8")
+    specs = chart_specs(parse_page(text))
     assert sorted(specs) == sorted(c for c in CHART_IDS if c != "judge-agreement")
-    assert 'data-not-built="judge_agreement_summary"' in out.read_text(encoding="utf-8")
+    assert 'data-not-built="judge_agreement_summary"' in text
+    assert "meta.warehouse_build_info is not built" in text
 
+
+def test_warehouse_without_marts_is_refused(tmp_path):
+    """A new, empty DuckDB file, and one with tables but none in schema main (the marts), are
+    refused like a missing warehouse: one line, exit code 2, saying to run `make build`, no file."""
     empty = tmp_path / "empty.duckdb"
     duckdb.connect(str(empty)).close()
-    out = tmp_path / "empty.html"
-    proc = run_report(empty, out)
-    assert proc.returncode == 0, proc.stderr
-    text = out.read_text(encoding="utf-8")
-    assert chart_specs(parse_page(text)) == {}
-    assert text.count("data-not-built=") == 5
-    assert "meta.warehouse_build_info is not built" in text
+    no_marts = tmp_path / "no_marts.duckdb"
+    with duckdb.connect(str(no_marts)) as con:
+        con.execute("create schema meta")
+        con.execute("create table meta.warehouse_build_info as select 'x' as invocation_id")
+        con.execute("create schema staging")
+        con.execute("create view staging.stg_x as select 1 as n")
+    for path in (empty, no_marts):
+        out = tmp_path / f"{path.stem}.html"
+        proc = run_report(path, out)
+        assert proc.returncode == 2, (path.name, proc.stdout, proc.stderr)
+        assert proc.stderr.count("\n") == 1, proc.stderr
+        assert proc.stderr.startswith("report: error: no tables in schema main of "), proc.stderr
+        assert str(path) in proc.stderr and "run `make build` first" in proc.stderr
+        assert proc.stdout == ""
+        assert not out.exists()
 
 
 def test_missing_warehouse_is_one_line(tmp_path):

@@ -38,7 +38,7 @@ published_rates as (
     select
         model,
         count(*) as n_published_pairs,
-        sum(is_win) as n_published_wins
+        cast(sum(is_win) as bigint) as n_published_wins
     from published_results
     group by model
 
@@ -49,7 +49,7 @@ corrected_rates as (
     select
         model,
         count(*) as n_corrected_pairs,
-        sum(is_win) as n_corrected_wins
+        cast(sum(is_win) as bigint) as n_corrected_wins
     from corrected_results
     group by model
 

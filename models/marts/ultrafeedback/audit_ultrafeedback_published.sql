@@ -211,7 +211,7 @@ compared as (
             as best_rated_is_different_from_best_overall_agrees,
 
         ---------- each completion's average_rating
-        cast(coalesce(alternate_checks.n_average_rating_mismatches, 0) as integer) as n_average_rating_mismatches,
+        cast(coalesce(alternate_checks.n_average_rating_mismatches, 0) as bigint) as n_average_rating_mismatches,
         coalesce(alternate_checks.n_average_rating_mismatches, 0) = 0 as average_ratings_agree,
 
         ---------- critique sentiment (argilla's method is not documented: shown, not compared)
