@@ -1,9 +1,12 @@
-"""Smoke version of the benchmark (``make bench``, issue 7) at a tiny scale: the same harness
+"""Smoke version of the benchmark (``make bench``) at a tiny scale: the same harness
 (benchmarks.run) runs end to end, and its honesty check finds the reference implementation
-(benchmarks.reference) equal to the marts. Times are recorded, never asserted.
+(benchmarks.reference) and the peer (benchmarks.peer: one DuckDB SQL script plus a VADER pool)
+equal to the marts. Times are recorded, never asserted.
 
-Also: the check does fail when the reference and the marts differ, and the reference's own
-rules behave as issues 3-5 state on hand-made rows.
+Also: the check does fail when the reference's or the peer's outputs and the marts differ, the
+targets are computed from the run's own steps, the reference's rules behave as issues 3-5 state on
+hand-made rows, and the peer's SQL agrees with the reference on hand-made CodeUltraFeedback and
+ReVeR rows (the stale variable, string order, quarantine; verdict shapes and broken verdicts).
 
 Run: python -m pytest tests/python/test_bench_smoke.py -x -q
 """
@@ -19,19 +22,23 @@ import sys
 import time
 from pathlib import Path
 
+import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from benchmarks import peer
 from benchmarks import reference as ref
-from benchmarks.run import compare, growth, run_bench, scale1_baseline, tree_rss_bytes
+from benchmarks.run import (PEER_CHECKS, Measurement, compare, format_target, growth, run_bench, scale1_baseline,
+                            summarize, tree_rss_bytes)
+from preftools.contract import DATASETS_BY_KEY
 
 SMOKE_SCALE = 0.005
 
 
 @pytest.fixture(scope="module")
 def bench(tmp_path_factory) -> dict:
-    """One run of the harness at SMOKE_SCALE (no 2 GB build: it is the same build)."""
+    """One run of the harness at SMOKE_SCALE (no 1 GB build: it is the same build; no rebuild)."""
     base = tmp_path_factory.mktemp("bench")
     return run_bench(seed=42, scale=SMOKE_SCALE, cache_dir=base / "cache", results_dir=base / "results",
                      low_memory_build=False, verbose=False, same_work=True)
@@ -45,7 +52,22 @@ def test_reference_equals_marts(bench):
     assert {"ultrafeedback_curated", "ultrafeedback_completion_scores", "code_ultrafeedback_pairs",
             "code_ultrafeedback_pairs_published_logic", "rever_pairs", "rever_trajectories"} <= names
     # the checks compared something: the reference produced rows for every dataset
-    assert all(c["reference_rows"] > 0 for c in bench["checks"]), bench["checks"]
+    assert all(c["output_rows"] > 0 for c in bench["checks"]), bench["checks"]
+
+
+@pytest.mark.slow
+def test_peer_equals_marts(bench):
+    """The peer's outputs pass the reference's checks, its alternates are the warehouse's draws and
+    its VADER scores are the warehouse's, critique by critique and completion by completion."""
+    failed = [c for c in bench["peer_checks"] if not c["ok"]]
+    assert not failed, json.dumps(failed, indent=1)
+    assert [c["check"] for c in bench["peer_checks"]] == [name for name, _, _ in PEER_CHECKS]
+    assert all(c["output_rows"] > 0 for c in bench["peer_checks"]), bench["peer_checks"]
+    by_name = {c["check"]: c for c in bench["peer_checks"]}
+    completions = by_name["ultrafeedback_completion_scores: ratings and average_rating per completion"]
+    assert by_name["ultrafeedback_completion_scores: critique_sentiment per completion"]["output_rows"] == \
+        completions["output_rows"]
+    assert bench["checks_ok"]
 
 
 @pytest.mark.slow
@@ -55,17 +77,41 @@ def test_report_is_complete(bench):
     assert saved["machine"]["nproc"] >= 1 and saved["machine"]["memory_total_bytes"] > 0
     assert saved["duckdb"]["threads"] and saved["duckdb"]["memory_limit"]
     assert saved["versions"]["duckdb"] and saved["versions"]["dbt-core"]
-    assert set(saved["steps"]) == {"floor", "build", "reference_whole_rows", "reference_projected", "same_work"}
+    assert saved["raw_bytes"] > 0
+    assert set(saved["steps"]) == {"floor", "build", "reference_whole_rows", "peer_sql", "peer_vader", "peer",
+                                   "same_work"}
     for key, step in saved["steps"].items():
         assert step["returncode"] == 0, (key, step["log"])
         assert step["wall_seconds"] > 0 and step["cpu_seconds"] > 0, key
         assert step["peak_rss_bytes"] > 10 * 1024**2, key  # the /proc sampler saw the process
     details = saved["steps"]["build"]["details"]
     assert details["slowest_models"] and details["node_statuses"].get("success", 0) > 0
-    assert saved["summary"]["build_over_floor"] > 0
-    assert set(saved["summary"]["targets"]) >= {
-        "1. build <= 1.0x reference (whole rows)", "2. same work as the reference <= 0.33x reference",
-        "3. build peak RSS (tree) <= 2.0 GiB", "4. warehouse file <= raw Parquet bytes"}
+    # the peer: two processes, times added; every output written
+    steps = saved["steps"]
+    assert steps["peer"]["wall_seconds"] == pytest.approx(
+        steps["peer_sql"]["wall_seconds"] + steps["peer_vader"]["wall_seconds"], abs=0.01)
+    assert steps["peer"]["cpu_seconds"] == pytest.approx(
+        steps["peer_sql"]["cpu_seconds"] + steps["peer_vader"]["cpu_seconds"], abs=0.01)
+    assert set(steps["peer_sql"]["details"]["rows"]) >= set(peer.OUTPUTS)
+    assert all(n > 0 for n in steps["peer_sql"]["details"]["rows"].values())
+    assert steps["peer_vader"]["details"]["workers"] == os.cpu_count()
+    assert steps["peer_vader"]["details"]["rows"][peer.SENTIMENT_OUTPUT] > 0
+    # the targets: 1, 3, 4 and 7 measured in this run, 5 not (no rebuild here)
+    targets = saved["summary"]["targets"]
+    assert sorted({t["target"] for t in targets}) == [1, 3, 4, 5, 7]
+
+    def figure(number: int, word: str = "") -> float | None:
+        (target,) = [t for t in targets if t["target"] == number and word in t["what"]]
+        return target["figure"]
+
+    assert figure(1, "wall") == pytest.approx(steps["build"]["wall_seconds"] / steps["peer"]["wall_seconds"], rel=1e-3)
+    assert figure(1, "CPU") == pytest.approx(steps["build"]["cpu_seconds"] / steps["peer"]["cpu_seconds"], rel=1e-3)
+    assert figure(3) == pytest.approx(steps["same_work"]["wall_seconds"] / steps["peer"]["wall_seconds"], rel=1e-3)
+    sentiment = details["model_seconds"]["int_ultrafeedback__critique_sentiment_scores"]
+    assert figure(4) == pytest.approx(sentiment / steps["peer_vader"]["wall_seconds"], rel=1e-3)
+    assert figure(5) is None
+    assert figure(7) == pytest.approx(max(steps[k]["peak_rss_bytes"] for k in ("build", "same_work")) / 1024**3,
+                                      abs=1e-3)
     # the same-work step built the reference's marts and nothing downstream of them only
     assert saved["steps"]["same_work"]["details"]["node_statuses"] == {"success": saved["steps"]["same_work"]
                                                                       ["details"]["node_statuses"]["success"]}
@@ -107,13 +153,49 @@ def test_check_detects_differences(bench, tmp_path):
     _tamper(src, tmp_path / "ref")
     result = {c["check"]: c for c in compare(Path(build), tmp_path / "ref")}
     picks = result["ultrafeedback_curated: best-rated and best-overall picks per prompt"]
-    assert (picks["only_in_reference"], picks["only_in_warehouse"]) == (1, 1)
+    assert (picks["only_in_outputs"], picks["only_in_warehouse"]) == (1, 1)
     corrected = result["code_ultrafeedback_pairs: corrected pairs"]
-    assert (corrected["only_in_reference"], corrected["only_in_warehouse"]) == (0, 1)
+    assert (corrected["only_in_outputs"], corrected["only_in_warehouse"]) == (0, 1)
     assert not result["rever_pairs: chosen/rejected scores and kept per id"]["ok"]
     assert not result["code_ultrafeedback_pairs_published_logic: the script's pairs, in its order"]["ok"]
     untouched = [c for name, c in result.items() if name.startswith(("rever_trajectories", "ultrafeedback_completion"))]
     assert untouched and all(c["ok"] for c in untouched)
+
+
+def _tamper_peer(src: Path, dst: Path) -> tuple[str, int]:
+    """A copy of the peer's outputs with one prompt's best-rated alternate moved to another
+    completion and one critique's sentiment changed; returns that critique's md5 and how many
+    completions carry it."""
+    shutil.copytree(src, dst)
+    prompts = pq.read_table(dst / "uf_prompts.parquet").to_pylist()
+    row = next(r for r in prompts if r["random_for_best_rated_index"] is not None)
+    row["random_for_best_rated_index"] = row["random_for_best_rated_index"] + 1  # the same prompt, another index
+    pq.write_table(pa.Table.from_pylist(prompts), dst / "uf_prompts.parquet")
+    scores = pq.read_table(dst / "uf_critique_sentiment.parquet").to_pylist()
+    row = next(r for r in scores if r["critique_sentiment"] is not None)
+    row["critique_sentiment"] = -row["critique_sentiment"] if row["critique_sentiment"] else 0.5
+    pq.write_table(pa.Table.from_pylist(scores), dst / "uf_critique_sentiment.parquet")
+    completions = pq.read_table(dst / "uf_completions.parquet", columns=["critique_md5"]).column(0).to_pylist()
+    return row["critique_md5"], completions.count(row["critique_md5"])
+
+
+@pytest.mark.slow
+def test_peer_check_detects_differences(bench, tmp_path):
+    """The peer's check fails on one wrong alternate and one wrong sentiment, and only there."""
+    build = Path(bench["steps"]["build"]["details"]["warehouse"])
+    src = Path(bench["steps"]["peer"]["details"]["output"])
+    md5, n_completions = _tamper_peer(src, tmp_path / "peer")
+    result = {c["check"]: c for c in compare(build, tmp_path / "peer", PEER_CHECKS)}
+    alternates = result["ultrafeedback_curated: the random alternates drawn (same seeded hash)"]
+    assert (alternates["only_in_outputs"], alternates["only_in_warehouse"]) == (1, 1)
+    per_critique = result["int_ultrafeedback__critique_sentiment_scores: VADER compound per distinct critique"]
+    assert (per_critique["only_in_outputs"], per_critique["only_in_warehouse"]) == (1, 1)
+    assert per_critique["examples_only_in_outputs"][0][0] == md5
+    per_completion = result["ultrafeedback_completion_scores: critique_sentiment per completion"]
+    assert n_completions >= 1
+    assert (per_completion["only_in_outputs"], per_completion["only_in_warehouse"]) == (n_completions, n_completions)
+    failed = {name for name, c in result.items() if not c["ok"]}
+    assert failed == {alternates["check"], per_critique["check"], per_completion["check"]}
 
 
 def test_growth_is_against_the_newest_scale1_result_of_the_seed(tmp_path):
@@ -131,19 +213,59 @@ def test_growth_is_against_the_newest_scale1_result_of_the_seed(tmp_path):
     baseline = scale1_baseline(tmp_path, 42)
     assert baseline["wall_seconds"] == 50.0 and baseline["file"].endswith("2026-01-02-scale1.0.json")
 
-    summary = {"targets": {}}
+    summary = {"targets": []}
     growth(summary, {"wall_seconds": 200.0, "cpu_seconds": 400.0, "peak_rss_bytes": 3000, "returncode": 0},
            4.0, baseline)
     assert summary["growth"]["wall_over_scale1"] == 4.0 and summary["growth"]["peak_rss_over_scale1"] == 3.0
-    assert summary["targets"]["6. scale 4.0: wall <= 4.5x the scale-1.0 build"] is True
-    slow = {"targets": {}}
+    assert summary["growth"]["met"]["wall <= 4.5x the scale-1.0 build"] is True
+    slow = {"targets": []}
     growth(slow, {"wall_seconds": 230.0, "cpu_seconds": 1.0, "peak_rss_bytes": 3 * 1024**3, "returncode": 0},
            4.0, baseline)
-    assert slow["targets"]["6. scale 4.0: wall <= 4.5x the scale-1.0 build"] is False
-    assert slow["targets"]["6. scale 4.0: peak RSS (tree) <= 2.5 GiB"] is False
-    unscaled = {"targets": {}}
+    assert slow["growth"]["met"]["wall <= 4.5x the scale-1.0 build"] is False
+    assert slow["growth"]["met"]["peak RSS (tree) <= 2.5 GiB"] is False
+    unscaled = {"targets": []}
     growth(unscaled, {"wall_seconds": 1.0, "cpu_seconds": 1.0, "peak_rss_bytes": 1, "returncode": 0}, 1.0, baseline)
-    assert unscaled == {"targets": {}}
+    assert unscaled == {"targets": []}
+
+
+def _step(name: str, wall: float, cpu: float, rc: int = 0, peak: int = 1024**3, **details) -> Measurement:
+    return Measurement(name=name, command=[name], returncode=rc, wall_seconds=wall, cpu_seconds=cpu,
+                       peak_rss_bytes=peak, max_rss_single_bytes=peak, load_average_before=[0.0], log="",
+                       details=details)
+
+
+def test_targets_from_the_steps_of_one_run():
+    """Each target's figure is the ratio (or the figure) of this run's steps; a step that was
+    skipped or failed leaves its target not measured, hence not met."""
+    steps = {
+        "floor": _step("floor", 1.0, 2.0),
+        "build": _step("build", 30.0, 60.0, peak=int(1.5 * 1024**3), duckdb_memory_limit="1GB",
+                       model_seconds={"int_ultrafeedback__critique_sentiment_scores": 11.0}),
+        "peer_sql": _step("peer sql", 5.0, 8.0),
+        "peer_vader": _step("peer vader", 10.0, 20.0),
+        "peer": _step("peer", 15.0, 28.0),
+        "build_unchanged": _step("rebuild", 12.0, 10.0),
+        "same_work": _step("same work", 18.0, 30.0, peak=int(2.5 * 1024**3)),
+    }
+    targets = summarize(steps)["targets"]
+    by = {(t["target"], t["what"].split(", ")[-1]): t for t in targets}
+    assert by[(1, "wall")]["figure"] == 2.0 and by[(1, "wall")]["met"]  # 30 / 15, limit 2.0
+    assert by[(1, "CPU")]["figure"] == pytest.approx(60 / 28, abs=1e-4) and not by[(1, "CPU")]["met"]
+    assert by[(3, "wall")]["figure"] == 1.2 and by[(3, "wall")]["met"]  # 18 / 15, limit 1.3
+    assert by[(4, "wall")]["figure"] == 1.1 and by[(4, "wall")]["met"]  # 11 / 10, limit 1.1
+    assert by[(5, "wall")]["figure"] == 12.0 and not by[(5, "wall")]["met"]  # 12 s, limit 10 s
+    (rss,) = [t for t in targets if t["target"] == 7]
+    assert rss["figure"] == 2.5 and not rss["met"]  # the largest dbt step, same_work
+    assert format_target(by[(1, "wall")]).startswith("target 1: 2.00x (<= 2.00x, aim 1.50x) met")
+    assert format_target(by[(5, "wall")]).startswith("target 5: 12.00 s (<= 10.00 s) not met")
+
+    steps["peer_vader"] = _step("peer vader", 10.0, 20.0, rc=1)
+    steps["peer"] = _step("peer", 15.0, 28.0, rc=1)
+    del steps["build_unchanged"]
+    targets = summarize(steps)["targets"]
+    unmeasured = [t for t in targets if t["figure"] is None]
+    assert {t["target"] for t in unmeasured} == {1, 3, 4, 5} and not any(t["met"] for t in unmeasured)
+    assert "not measured" in format_target(unmeasured[0])
 
 
 def test_tree_rss_counts_descendants():
@@ -266,3 +388,120 @@ def test_response_score_broken_verdicts_are_unscored():
         assert ref.response_score(_trajectory(text, CRITERIA)) == (None, None, None), text
     unknown_kind = CRITERIA[:3] + ["Kind."]
     assert ref.response_score(_trajectory(f"<judge>{json.dumps(ok)}</judge>", unknown_kind))[0] is None
+
+
+# ----------------------------------------------------------------------------- the peer's SQL on hand-made rows
+
+def _write_raw(raw_dir: Path, key: str, rows: list[dict]) -> None:
+    dataset = DATASETS_BY_KEY[key]
+    path = dataset.data_dir(raw_dir) / "train-00000-of-00001.parquet"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.Table.from_pylist(rows, schema=dataset.schema), path)
+
+
+def _peer_script(raw_dir: Path) -> duckdb.DuckDBPyConnection:
+    """peer.sql over the datasets written under ``raw_dir``, the others empty."""
+    con = duckdb.connect()
+    for view, key in peer.RAW_VIEWS.items():
+        dataset = DATASETS_BY_KEY[key]
+        if dataset.data_files(raw_dir):
+            con.execute(f"create view {view} as {peer.raw_relation(raw_dir, key)}")
+        else:
+            con.register(f"{view}_empty", dataset.schema.empty_table())
+            con.execute(f"create view {view} as select *, '' as source_file, 0::bigint as source_row from {view}_empty")
+    peer.execute_script(con, 42)
+    return con
+
+
+def _coseal(ratings: list[tuple[str, str | None] | None] | None, models: list[str | None] | None,
+            preference: str | None = "style") -> dict:
+    """A coseal row: responses by `models` (None: the list is NULL; a None model: a NULL entry),
+    annotations (model, rating) in the given order (None: NULL list; a None item: a NULL entry)."""
+    responses = None if models is None else [None if m is None else {"model": m, "response": f"r-{m}"} for m in models]
+    annotations = None if ratings is None else [
+        None if a is None else {"model": a[0], "rating": a[1], "rationale": ""} for a in ratings]
+    return {"instruction": "q", "preference": preference, "models": None, "responses": responses,
+            "annotations": annotations}
+
+
+def test_peer_sql_code_ultrafeedback_equals_the_reference_on_hand_made_rows(tmp_path):
+    """The script's stale `rating` across rows, its string order, the rows it raises on, and the
+    corrected pairs: the peer's SQL gives what the reference's line-for-line Python gives."""
+    rows = [
+        _coseal([], ["a", "b"]),  # NameError: `rating` never assigned
+        _coseal([("a", "5"), ("b", "1"), ("c", "N/A")], ["a", "b", "c"]),  # last rating N/A: dropped
+        _coseal([], ["a", "b"]),  # stale N/A: silently dropped
+        _coseal([("a", "N/A"), ("b", "5"), ("c", "10"), ("d", "2")], ["a", "b", "c", "d"]),  # string order
+        _coseal([], ["a", "b"]),  # stale "2": KeyError
+        _coseal([("a", "5")], ["a", "b"]),  # b has no annotation: KeyError
+        _coseal([("a", "5"), ("b", "4")], ["a", "b"], preference=None),  # TypeError, `rating` still "4"
+        _coseal([("a", "3"), ("b", "4"), ("a", "1")], ["a", "b", "a"]),  # repeated model: first position, last rating
+        _coseal([("a", "2"), None, ("b", "3")], ["a", "b"]),  # NULL annotation entry: TypeError after "2"
+        _coseal([("a", None), ("b", "3")], ["a", "b"]),  # None against "3": TypeError
+        _coseal([("a", None), ("b", None)], ["a", "b"]),  # None == None: a tie, skipped
+        _coseal([("a", "4")], None),  # NULL responses: TypeError
+        _coseal([("a", "4"), ("b", "2")], ["a", None, "b"]),  # NULL response entry: TypeError
+        _coseal([("a", "1"), ("b", "5")], ["a", "b"]),  # a plain row
+    ]
+    _write_raw(tmp_path, "code_ultrafeedback", rows)
+    published, quarantine, corrected, n_responses = ref.code_ultrafeedback(tmp_path)
+    con = _peer_script(tmp_path)
+
+    def peer_rows(sql: str) -> list[tuple]:
+        return con.execute(sql).fetchall()
+
+    assert peer_rows("select prompt_id, chosen_model, rejected_model, chosen_score, rejected_score"
+                     " from code_published order by pair_order") == \
+        [(p["prompt_id"], p["chosen_model"], p["rejected_model"], p["chosen_score"], p["rejected_score"])
+         for p in published]
+    assert sorted(r[0] for r in peer_rows("select prompt_id from code_quarantine")) == \
+        sorted(q["prompt_id"] for q in quarantine)
+    assert len(quarantine) == 8 and len(published) == 8  # the cases above did what they say
+    assert sorted(peer_rows("select prompt_id, chosen_response_index, rejected_response_index, chosen_rating,"
+                            " rejected_rating, score_margin from code_corrected")) == \
+        sorted((c["prompt_id"], c["chosen_response_index"], c["rejected_response_index"], c["chosen_rating"],
+                c["rejected_rating"], c["score_margin"]) for c in corrected)
+    assert peer_rows("select count(*) from cuf_responses")[0][0] == n_responses
+
+
+def test_peer_sql_rever_scores_equal_the_reference_on_hand_made_rows(tmp_path):
+    """Verdict shapes, the last <judge> block, broken verdicts, and the pairs' `kept`."""
+    as_list = {"scores": [{"rubric_id": f"r{k + 1}", "score": s, "explanation": ""}
+                          for k, s in enumerate([1, 0, 80, 61])]}
+    as_map = {e["rubric_id"]: {"score": e["score"], "explanation": ""} for e in as_list["scores"]}
+    draft = {"r1": {"score": 0}, "r2": {"score": 0}, "r3": {"score": 0}, "r4": {"score": 0}}
+    ok = {"r1": {"score": 1}, "r2": {"score": 0}, "r3": {"score": 50}, "r4": {"score": 50}}
+    verdicts = [
+        ("p1", "chosen", f"<judge>{json.dumps(draft)}</judge> then <judge>\n{json.dumps(as_list)}\n</judge>", CRITERIA),
+        ("p1", "rejected", f"<judge>{json.dumps(ok)}</judge>", CRITERIA),
+        ("p2", "chosen", f"<judge>{json.dumps(as_map)}</judge>", CRITERIA),
+        ("p2", "rejected", f"<judge>{json.dumps(as_map)}</judge>", CRITERIA),  # a tie: not kept
+        ("p3", "chosen", f"<judge>{json.dumps({'r1': {'score': 1}, 'r2': {'score': 1}})}</judge>", CRITERIA[:2]),
+        ("p3", "rejected", "no block at all", CRITERIA),
+        ("p4", "chosen", "<judge>{\"r1\": {\"score\": 1},}</judge>", CRITERIA),  # trailing comma
+        ("p4", "rejected", f"<judge>{json.dumps({k: v for k, v in ok.items() if k != 'r2'})}</judge>", CRITERIA),
+        ("p5", "chosen", f"<judge>{json.dumps({**ok, 'r1': {'score': 2}})}</judge>", CRITERIA),
+        ("p5", "rejected", f"<judge>{json.dumps({**ok, 'r3': {'score': 140}})}</judge>", CRITERIA),
+        ("p6", "chosen", f"<judge>{json.dumps(ok)}</judge>", CRITERIA[:3] + ["Kind."]),  # unknown kind
+        ("p6", "rejected", f"<judge>{json.dumps({**ok, 'r4': {'score': '50'}})}</judge>", CRITERIA),  # a string
+        ("p7", "chosen", f"<judge>{json.dumps(ok)}</judge>", CRITERIA),
+        ("p7", "chosen", "no block: the first (p7, chosen) row counts", CRITERIA),
+        ("p7", "rejected", f"<judge>{json.dumps({**ok, 'r1': {'score': 0}})}</judge>", CRITERIA),
+    ]
+    judge = [{"id": pid, "source": "s", "candidate": side, "tools": None,
+              "messages": _trajectory(text, criteria)} for pid, side, text, criteria in verdicts]
+    _write_raw(tmp_path, "rever_judge", judge)
+    _write_raw(tmp_path, "rever_rubric", [{"id": pid, "source": "s", "messages": []} for pid in ("p1", "p8")])
+    trajectories, pairs = ref.rever(tmp_path)
+    con = _peer_script(tmp_path)
+    assert con.execute("select source_row, round(response_score, 9) from rever_trajectories order by source_row"
+                       ).fetchall() == \
+        [(t["source_row"], None if t["response_score"] is None else round(t["response_score"], 9))
+         for t in trajectories]
+    assert sum(t["response_score"] is not None for t in trajectories) == 7
+    assert sorted(con.execute("select id, round(chosen_score, 9), round(rejected_score, 9), kept from rever_pairs"
+                              ).fetchall()) == \
+        sorted((p["id"], None if p["chosen_score"] is None else round(p["chosen_score"], 9),
+                None if p["rejected_score"] is None else round(p["rejected_score"], 9), p["kept"]) for p in pairs)
+    assert {p["id"]: p["kept"] for p in pairs} == {"p1": True, "p2": False, "p3": None, "p4": None, "p5": None,
+                                                   "p6": None, "p7": True, "p8": None}
