@@ -12,7 +12,7 @@ The warehouse is built on the session's generated data with UltraFeedback rows p
 both picks exist but make no pair (every completion rated the same, an unrated alternate, no
 rating at all, a tie whose completions carry an invalid rating), the rows a filter on
 ``chosen is not None`` used to let through. The snippets are run as written, extracted from the
-Markdown (README.md and the exported cards), with the real ``datasets`` library; only ``trl`` is
+Markdown (README.md, docs/*.md and the exported cards), with the real ``datasets`` library; only ``trl`` is
 replaced by a stand-in that does nothing (``make test-clients`` runs the real one). The expected
 rows are read from preference_pairs' split files with pyarrow, never from the snippet.
 """
@@ -161,8 +161,9 @@ def run_snippet(code: str, cwd: Path, monkeypatch):
 
 
 def readme_snippets() -> list[tuple[str, str]]:
-    """(table, code) of every README Python block that loads an export."""
-    text = (REPO / "README.md").read_text(encoding="utf-8")
+    """(table, code) of every Python block that loads an export, in README.md and docs/*.md."""
+    pages = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+    text = "\n".join(p.read_text(encoding="utf-8") for p in pages)
     out = []
     for code in CODE_BLOCK.findall(text):
         tables = set(README_LOAD.findall(code))
