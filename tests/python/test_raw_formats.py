@@ -4,8 +4,8 @@ The session's generated data is rewritten with every dataset in another format a
 Hub (JSON Lines, gzip and zstd, a JSON array, Parquet where the default is JSON; data/, the root,
 default/<split>/), by Python's json module here, not by the build's reader; the build on the copy
 must hold the same rows in every table and view of staging, intermediate, main, audits and
-reporting as the session build (EXCEPT ALL both ways), `source_file` aside (it names the file:
-compared without its format suffix). A raw row's key is its file's name without the format suffix
+reporting as the session build (EXCEPT ALL both ways), the file-name columns aside (`source_file`,
+`published_source_file`: compared without the format suffix). A raw row's key is its file's name without the format suffix
 and its row number, so it does not change with the format."""
 
 from __future__ import annotations
@@ -114,8 +114,9 @@ def test_json_and_other_layouts_build_the_same_warehouse(warehouse, tmp_path):
     differences = {}
     for schema, name in left:
         cols = [r[0] for r in con.execute(f'describe parquet_build."{schema}"."{name}"').fetchall()]
-        select = "* replace (regexp_replace(source_file, '(\\.parquet|\\.jsonl?(\\.gz|\\.zst)?)$', '') as source_file)" \
-            if "source_file" in cols else "*"
+        file_columns = [c for c in cols if c.endswith("source_file")]  # source_file, published_source_file
+        select = "*" if not file_columns else "* replace (" + ", ".join(
+            f"regexp_replace({c}, '(\\.parquet|\\.jsonl?(\\.gz|\\.zst)?)$', '') as {c}" for c in file_columns) + ")"
         a = f'select {select} from parquet_build."{schema}"."{name}"'
         b = f'select {select} from json_build."{schema}"."{name}"'
         n_a = con.execute(f"select count(*) from ({a} except all {b})").fetchone()[0]
