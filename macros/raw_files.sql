@@ -219,18 +219,15 @@
     `{{ path | replace('`', '``') }}`
 {%- endmacro %}
 
-{#- Every row of raw dataset `key`: one select per file, unioned by column name. -#}
+{#- Every row of raw dataset `key`: the selects of raw_files_selects, unioned by column name. -#}
 {% macro raw_files_relation(key) %}
     {%- set spec = raw_contract()[key] -%}
     {%- set files = raw_dataset_files(spec.hub_id) -%}
     {%- if not files -%}
         {{ exceptions.raise_compiler_error('no data file for ' ~ spec.hub_id ~ ' under ' ~ raw_data_dir() ~ '/' ~ spec.hub_id
-            ~ ' (Parquet or JSON in a Hub layout; README "Raw data")') }}
+            ~ ' (Parquet or JSON in a Hub layout; docs/raw-data.md)') }}
     {%- endif -%}
-    {%- set selects = [] -%}
-    {%- for f in files -%}
-        {%- do selects.append(adapter.dispatch('raw_file_select', 'preference_warehouse')(f, spec)) -%}
-    {%- endfor -%}
+    {%- set selects = adapter.dispatch('raw_files_selects', 'preference_warehouse')(files, spec) -%}
     {{ return('(\n' ~ (selects | join('\n' ~ adapter.dispatch('union_all_by_name', 'preference_warehouse')() ~ '\n')) ~ '\n)') }}
 {% endmacro %}
 
@@ -238,22 +235,35 @@
 {#- Spark has no UNION BY NAME: each file's select lists the contract's columns in one order. -#}
 {% macro spark__union_all_by_name() %}{{ return('union all') }}{% endmacro %}
 
-{#- DuckDB: file_row_number from the Parquet reader; a JSON file's rows are numbered in file order
-    by WITH ORDINALITY (read_json has no file_row_number). -#}
-{% macro default__raw_file_select(f, spec) %}
-    {%- set name = sql_string(f.path.split('/')[-1]) -%}
-    {%- if f.format == 'parquet' -%}
-        {{ return('select * exclude (file_row_number), ' ~ name ~ ' as filename, file_row_number from read_parquet('
-            ~ sql_string(f.full) ~ ', file_row_number = true)') }}
-    {%- else -%}
-        {{ return('select * exclude (ordinality), ' ~ name ~ ' as filename, ordinality - 1 as file_row_number from read_json('
-            ~ sql_string(f.full) ~ ') with ordinality') }}
+{#- DuckDB: all Parquet files in one read_parquet (one scan keeps DuckDB's pushdown of the struct
+    fields a model reads: through a UNION it would read whole structs), file_row_number from the
+    reader; a JSON file's rows numbered in file order by WITH ORDINALITY (read_json has no
+    file_row_number), one select per JSON file. `filename` is the path read (staging keeps the
+    file's name). -#}
+{% macro default__raw_files_selects(files, spec) %}
+    {%- set parquet = [] -%}
+    {%- set selects = [] -%}
+    {%- for f in files if f.format == 'parquet' -%}{%- do parquet.append(sql_string(f.full)) -%}{%- endfor -%}
+    {%- if parquet -%}
+        {%- do selects.append('select * from read_parquet([' ~ (parquet | join(', '))
+            ~ '], filename = true, file_row_number = true, union_by_name = true)') -%}
     {%- endif -%}
+    {%- for f in files if f.format == 'json' -%}
+        {%- do selects.append('select * exclude (ordinality), ordinality - 1 as file_row_number from read_json('
+            ~ sql_string(f.full) ~ ', filename = true) with ordinality') -%}
+    {%- endfor -%}
+    {{ return(selects) }}
+{% endmacro %}
+
+{% macro spark__raw_files_selects(files, spec) %}
+    {%- set selects = [] -%}
+    {%- for f in files -%}{%- do selects.append(spark_raw_file_select(f, spec)) -%}{%- endfor -%}
+    {{ return(selects) }}
 {% endmacro %}
 
 {#- Spark: `_metadata.row_index` for Parquet; JSON rows numbered in the order Spark reads them
     (one file's splits in file order). -#}
-{% macro spark__raw_file_select(f, spec) %}
+{% macro spark_raw_file_select(f, spec) %}
     {%- set name = "'" ~ (f.path.split('/')[-1] | replace("'", "\\'")) ~ "'" -%}
     {%- set columns = spec.columns.keys() | join(', ') -%}
     {%- if f.format == 'parquet' -%}
