@@ -12,15 +12,12 @@ PYTHON ?= $(firstword $(call python_if_supported,python3) $(foreach v,3.13 3.12 
 VENV := .venv
 BIN := $(VENV)/bin
 
+# make passes on no setting of its own (RAW_DATA_DIR, DUCKDB_PATH, EXPORT_DIR, the thread counts):
+# dbt and the tools take the same defaults under make as without it, relative paths relative to
+# the repo, so `make build` and a plain `dbt` render the same profile and share dbt's parse.
 export DBT_PROFILES_DIR := $(CURDIR)
-export RAW_DATA_DIR ?= $(CURDIR)/sample_data
-export DUCKDB_PATH ?= $(CURDIR)/warehouse.duckdb
-export EXPORT_DIR ?= $(CURDIR)/exports
-# One DuckDB thread and one dbt thread per core unless set (profiles.yml cannot count cores:
-# dbt's Jinja has no os module; there DuckDB threads default to DuckDB's own, every core).
+# pytest workers and sqlfluff processes: one per core
 NPROC := $(shell nproc 2>/dev/null || getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
-export DUCKDB_THREADS ?= $(NPROC)
-export DBT_THREADS ?= $(NPROC)
 
 .PHONY: install build test lint docs dag generate fetch export publish report bench clean config check-python
 
@@ -39,7 +36,13 @@ $(BIN)/.installed: requirements.txt
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
 	touch $@
 
-install: $(BIN)/.installed
+# preftools itself, editable: dbt loads its plugin (profiles.yml) and `python -m preftools.*` runs
+# from any directory, always the code of this checkout (a copied install would go stale).
+$(BIN)/.installed-preftools: pyproject.toml $(BIN)/.installed
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation --editable .
+	touch $@
+
+install: $(BIN)/.installed-preftools
 
 build: install
 	$(BIN)/dbt build
@@ -77,8 +80,9 @@ fetch: install
 	$(BIN)/python -m preftools.fetch --raw-data-dir $(FETCH_DIR) $(FETCH_ARGS)
 
 # Full-scale benchmark (issue 7): generates seed 42 at SCALE (default 1.0) once into benchmarks/cache/,
-# then times the scan floor, `dbt build`, the plain-Python reference, a rebuild, the reference's marts alone,
-# checks the reference's outputs equal the marts, prints a table, writes benchmarks/results/*.json.
+# then times the scan floor, `dbt build`, the plain-Python reference, the peer (benchmarks/peer.sql + VADER
+# on every core), a rebuild, the reference's marts alone; checks the reference's and the peer's outputs
+# equal the marts, prints a table and the targets, writes benchmarks/results/*.json.
 bench: install
 	$(BIN)/python -m benchmarks.run --seed 42 --scale $(or $(SCALE),1.0)
 
@@ -137,10 +141,11 @@ install-clients: $(BIN)/.installed-clients
 test-clients: install-clients
 	$(BIN)/python -m pytest tests/python/test_clients.py -m clients -v
 
-# The settings make passes on (read back from the environment the tools get), and the Python
-# a new venv would be made with.
+# The settings dbt and the tools get (the environment's, else their defaults; relative paths are
+# relative to the repo), and the Python a new venv would be made with.
 config:
-	@printf '%s\n' "PYTHON=$(PYTHON)" "VENV=$(VENV)" "RAW_DATA_DIR=$$RAW_DATA_DIR" "DUCKDB_PATH=$$DUCKDB_PATH" \
-	  "EXPORT_DIR=$$EXPORT_DIR" "DUCKDB_THREADS=$$DUCKDB_THREADS" "DUCKDB_MEMORY_LIMIT=$${DUCKDB_MEMORY_LIMIT:-1GB}" \
-	  "DBT_THREADS=$$DBT_THREADS" "DBT_TARGET=$${DBT_TARGET:-duckdb}" "DBT_PROFILES_DIR=$$DBT_PROFILES_DIR" \
+	@printf '%s\n' "PYTHON=$(PYTHON)" "VENV=$(VENV)" "RAW_DATA_DIR=$${RAW_DATA_DIR:-sample_data}" \
+	  "DUCKDB_PATH=$${DUCKDB_PATH:-warehouse.duckdb}" "EXPORT_DIR=$${EXPORT_DIR:-exports}" \
+	  "DUCKDB_THREADS=$${DUCKDB_THREADS:-unset (DuckDB default: every core)}" "DUCKDB_MEMORY_LIMIT=$${DUCKDB_MEMORY_LIMIT:-1GB}" \
+	  "DBT_THREADS=$${DBT_THREADS:-2}" "DBT_TARGET=$${DBT_TARGET:-duckdb}" "DBT_PROFILES_DIR=$$DBT_PROFILES_DIR" \
 	  "FETCH_DIR=$(FETCH_DIR)" "GENERATE_DIR=$(GENERATE_DIR)"

@@ -3,10 +3,30 @@
     hold the same values (the rule of preftools/contract.py, raw_type_problem below; staging
     casts them back with raw_columns_as_contract). All problems are collected and reported
     together, one line each, naming the dataset, the file, the column and what to do; nothing
-    is built until they pass. -#}
+    is built until they pass. Every command a line suggests runs as printed (paths absolute and
+    shell-quoted). -#}
 
+{#- RAW_DATA_DIR (default sample_data); a relative path is relative to the project directory,
+    whatever the current directory. -#}
 {% macro raw_data_dir() -%}
-    {{ return(env_var('RAW_DATA_DIR', 'sample_data').rstrip('/')) }}
+    {{ return(project_path(env_var('RAW_DATA_DIR', 'sample_data').rstrip('/'))) }}
+{%- endmacro %}
+
+{#- `path` as dbt and the tools read it: absolute, a URI (hf://, file://, s3a://) or ~ as given; a
+    relative path joined to the project directory (--project-dir / DBT_PROJECT_DIR, else the
+    folder of dbt_project.yml that dbt found from the current directory). -#}
+{% macro project_path(path) -%}
+    {%- if path.startswith('/') or path.startswith('~') or '://' in path -%}{{ return(path) }}{%- endif -%}
+    {%- set root = (invocation_args_dict.get('project_dir') or '.') | string -%}
+    {%- set relative = modules.re.sub('^(\\./)+', '', path) -%}
+    {{ return(root.rstrip('/') ~ ('/' ~ relative if relative not in ('', '.') else '')) }}
+{%- endmacro %}
+
+{#- `value` as one shell word (as Python's shlex.quote): unchanged when it needs no quotes. -#}
+{% macro shell_quote(value) -%}
+    {%- set value = value | string -%}
+    {%- if modules.re.fullmatch('[A-Za-z0-9_@%+=:,./-]+', value) -%}{{ return(value) }}{%- endif -%}
+    {{ return("'" ~ value.replace("'", "'\"'\"'") ~ "'") }}
 {%- endmacro %}
 
 {#- A SQL string literal; a quote in a path cannot change the statement. -#}
@@ -32,21 +52,58 @@
     {%- set raw_dir = raw_data_dir() -%}
     {%- set groups = enabled_dataset_groups() -%}
     {%- set rule = raw_type_rule() -%}
+    {%- set contract = raw_contract() -%}
     {%- set problems = [] -%}
-    {%- for key, spec in raw_contract().items() if spec.group in groups -%}
-        {%- set repo = raw_dir ~ '/' ~ spec.hub_id -%}
-        {%- set files = raw_dataset_files(spec.hub_id) -%}
+    {%- set files_of = {} -%}
+    {%- for key, spec in contract.items() if spec.group in groups -%}
+        {%- do files_of.update({key: raw_dataset_files(spec.hub_id)}) -%}
+    {%- endfor -%}
+    {%- set missing = [] -%}
+    {%- set missing_groups = [] -%}
+    {%- for key, files in files_of.items() if not files -%}
+        {%- do missing.append(key) -%}
+        {%- do missing_groups.append(contract[key].group) -%}
+    {%- endfor -%}
+    {#- the commands the lines suggest; RAW_DATA_DIR as resolved, quoted for a shell -#}
+    {%- set raw_arg = shell_quote(raw_dir) -%}
+    {%- set local = '://' not in raw_dir -%}
+    {%- if missing and missing | length == files_of | length -%}
+        {#- not one dataset there: the path is the likely fault, so one line instead of one per dataset -#}
+        {%- set hub_ids = [] -%}
+        {%- for key in missing -%}{%- do hub_ids.append(contract[key].hub_id) -%}{%- endfor -%}
+        {%- set subset = (' --datasets ' ~ (missing | join(','))) if missing | length < contract | length else '' -%}
+        {%- do problems.append(
+            'nothing found under RAW_DATA_DIR=' ~ raw_dir ~ ': none of the datasets (' ~ (hub_ids | join(', '))
+            ~ ') has a data file there -- is the path right? It must be the folder holding their Hub folders,'
+            ~ ' <org>/<name>/ (README "Raw data contract")'
+            ~ (('. To put data there: generate sample data with `python -m preftools.generate --out ' ~ raw_arg ~ subset
+                ~ '`, or fetch the real data with `python -m preftools.fetch --raw-data-dir ' ~ raw_arg ~ subset ~ '`')
+               if local else '')
+        ) -%}
+    {%- elif missing -%}
+        {%- set complete = [] -%}
+        {%- for group in groups if group not in missing_groups and group not in complete
+                and group in contract.values() | map(attribute='group') | list -%}
+            {%- do complete.append(group) -%}
+        {%- endfor -%}
+        {%- set fetch = ('fetch the missing data with `python -m preftools.fetch --raw-data-dir ' ~ raw_arg
+            ~ ' --datasets ' ~ (missing | join(',')) ~ '`') if local else 'check the URI' -%}
+        {%- set build = (', or build only the groups that are complete there: `RAW_DATA_DIR=' ~ raw_arg
+            ~ " dbt build --vars '{datasets: [" ~ (complete | join(', ')) ~ "]}'`")
+            if complete else ' (no dataset group is complete there)' -%}
+        {%- for key in missing -%}
+            {%- do problems.append(
+                'missing dataset ' ~ contract[key].hub_id ~ ' (group ' ~ contract[key].group ~ '): no data file (Parquet or JSON in a Hub layout) under '
+                ~ raw_dir ~ '/' ~ contract[key].hub_id ~ ' -- ' ~ fetch ~ build
+            ) -%}
+        {%- endfor -%}
+    {%- endif -%}
+    {%- for key, files in files_of.items() if files -%}
+        {%- set spec = contract[key] -%}
         {%- set names = files | map(attribute='path') | list -%}
         {%- set basenames = [] -%}
         {%- for f in files -%}{%- do basenames.append(f.path.split('/')[-1]) -%}{%- endfor -%}
-        {%- if files | length == 0 -%}
-            {%- do problems.append(
-                'missing dataset ' ~ spec.hub_id ~ ' (group ' ~ spec.group ~ '): no data file (Parquet or JSON in a Hub layout) under ' ~ repo
-                ~ ' -- generate sample data with `python -m preftools.generate --out ' ~ raw_dir ~ '`'
-                ~ ', fetch the real data with `RAW_DATA_DIR=' ~ raw_dir ~ ' make fetch`'
-                ~ ', or build without it: --vars "{datasets: [' ~ (groups | reject('equalto', spec.group) | join(', ')) ~ ']}"'
-            ) -%}
-        {%- elif basenames | unique | list | length < basenames | length -%}
+        {%- if basenames | unique | list | length < basenames | length -%}
             {%- do problems.append(
                 'dataset ' ~ spec.hub_id ~ ': two data files share a file name (' ~ (names | join(', '))
                 ~ ') -- the warehouse keys raw rows by file name and row; read one split or config at a time'

@@ -23,6 +23,17 @@ DEBUG_ENV = "PREFTOOLS_DEBUG"
 # how to give huggingface_hub a token (fetch of gated datasets, publish)
 HF_LOGIN_HINT = "run `hf auth login` (older huggingface_hub: `huggingface-cli login`) or set HF_TOKEN"
 
+# the project (dbt_project.yml, profiles.yml): `make install` installs preftools editable, so this is
+# the repo whatever the current directory
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
+
+
+def project_path(value: str | os.PathLike) -> Path:
+    """A path from the environment (DUCKDB_PATH, EXPORT_DIR, RAW_DATA_DIR) as dbt reads it: a
+    relative one is relative to the project directory, not to the current directory."""
+    path = Path(value).expanduser()
+    return path if path.is_absolute() else PROJECT_ROOT / path
+
 
 def one_line(text: object, limit: int = 400) -> str:
     """``text`` on one line (white space folded), cut to ``limit`` characters."""

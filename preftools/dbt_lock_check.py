@@ -7,6 +7,12 @@
   handling and prints a Python traceback. This plugin tries the lock first, just before
   dbt-duckdb connects, and raises a dbt error that dbt prints as a message: which file, which
   process holds it (and the command it runs), what to do.
+- **dbt show only reads.** ``dbt show`` opens the warehouse read-only (DuckDB's ``access_mode``,
+  set here, where dbt-duckdb takes the connection's config), so it runs beside a notebook or an
+  export that reads the file, and never creates a warehouse file.
+- **Nothing left behind.** A warehouse file this process created and left without a table or view
+  (a build whose input check failed: dbt creates the schemas before the on-run-start check runs)
+  is removed when the process exits, so a failed check leaves no file behind.
 - **A full disk.** DuckDB's ``TransactionContext Error: Failed to commit: Could not write file
   ".../warehouse.duckdb.wal": No space left on device`` becomes one line naming the file, the
   disk and its free space, and saying what state the marts are in (the failed model was rolled
@@ -25,6 +31,7 @@ The last two are translated where dbt-duckdb turns a DuckDB error into a dbt err
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import glob
 import os
@@ -37,12 +44,14 @@ import duckdb
 from dbt.adapters.duckdb.plugins import BasePlugin
 from dbt_common.exceptions import DbtRuntimeError
 
-from preftools.cli import disk_note, mount_point, one_line
+from preftools.cli import disk_note, mount_point, one_line, project_path
 from preftools.warehouse import is_lock_error, lock_holder
 
 _NO_SPACE = "No space left on device"
 _WRITTEN_FILE = re.compile(r"""["'](?P<path>[^"']+)["']\s*:?\s*No space left on device""")
-_READ_RAW = re.compile(r"read_(?:parquet|json)\(\s*'(?P<glob>(?:[^']|'')*)'", re.IGNORECASE)
+# the files of a raw reader call: read_parquet('<file>' ...), read_json('<file>' ...) or read_parquet(['<file>', ...] ...)
+_READ_RAW = re.compile(r"read_(?:parquet|json)\(\s*(?P<args>\[[^\]]*\]|'(?:[^']|'')*')", re.IGNORECASE)
+_QUOTED = re.compile(r"'((?:[^']|'')*)'")
 
 
 def holder_command(pid: int | str) -> str | None:
@@ -61,14 +70,21 @@ def holder_command(pid: int | str) -> str | None:
     return one_line(shlex.join(args), 160)
 
 
-def lock_message(path: str, error: str) -> str | None:
-    """The one-line message for a DuckDB lock error, or None when ``error`` is something else."""
+def lock_message(path: str, error: str, read_only: bool = False) -> str | None:
+    """The one-line message for a DuckDB lock error, or None when ``error`` is something else.
+    ``read_only``: this process only wanted to read (dbt show), so the holder is a writer."""
     if not is_lock_error(error):
         return None
     holder = lock_holder(error)
     by = f"{holder.executable} (PID {holder.pid})" if holder else "another process"
     command = holder_command(holder.pid) if holder else None
     running = f", running `{command}`" if command else ""
+    if read_only:
+        return (
+            f"The warehouse file {path} is locked by {by}{running}, which holds it for writing (a dbt build, or a "
+            "connection opened without read_only=True), and DuckDB lets no reader in meanwhile; nothing was read or "
+            "changed. Wait for it to finish or close that connection, then run again."
+        )
     return (
         f"The warehouse file {path} is locked by {by}{running}: another dbt build, an export or the report "
         "(which read it), or a notebook has it open, and DuckDB lets no other process open it meanwhile; "
@@ -121,13 +137,14 @@ def raw_globs(sql: str) -> list[str]:
     """The raw files a failed ``sql`` may have read: its own ``read_parquet(...)``/``read_json(...)``
     calls; when it has none, it read the raw files through the staging views (their SQL names the
     files, not the failed statement), so every raw dataset's data files under ``RAW_DATA_DIR``."""
-    globs = [m["glob"].replace("''", "'") for m in _READ_RAW.finditer(sql or "")]
-    raw = os.environ.get("RAW_DATA_DIR")
-    if globs or not raw:
+    globs = [q.replace("''", "'") for m in _READ_RAW.finditer(sql or "") for q in _QUOTED.findall(m["args"])]
+    raw = os.environ.get("RAW_DATA_DIR") or "sample_data"  # the default of macros/raw_inputs.sql
+    if globs or "://" in raw:
         return globs
     from preftools.contract import DATASETS
 
-    return [str(path) for dataset in DATASETS for path in dataset.data_files(raw)]
+    raw_dir = project_dir() / Path(raw).expanduser()  # relative to the project, as in raw_data_dir()
+    return [str(path) for dataset in DATASETS for path in dataset.data_files(raw_dir)]
 
 
 _READ_CHECKS: dict[tuple[str, int, int], str | None] = {}
@@ -156,11 +173,12 @@ def raw_file_message(error: str, sql: str) -> str | None:
             checked.add(path)
             reason = _unreadable_cached(path)
             if reason is not None:
+                raw = shlex.quote(str(project_path(os.environ.get("RAW_DATA_DIR") or "sample_data")))
                 return (
                     f"Raw file {path} cannot be read: {reason} -- it is truncated or damaged (an interrupted "
-                    "download, a bad copy or disk?). Fetch it again (`make fetch`) or regenerate it "
-                    "(`python -m preftools.generate`); nothing built from it was changed, the marts keep "
-                    "their previous version."
+                    f"download, a bad copy or disk?). Fetch it again (`python -m preftools.fetch --raw-data-dir {raw}`) "
+                    f"or regenerate it (`python -m preftools.generate --out {raw}`); nothing built from it was "
+                    "changed, the marts keep their previous version."
                 )
     return None
 
@@ -208,6 +226,47 @@ def install_error_translation(warehouse: str | None = None) -> None:
     DuckDBConnectionManager.exception_handler = exception_handler
 
 
+# --------------------------------------------------------------------------------------------
+# the connection: read-only for dbt show, no file left behind by a run that built nothing
+
+# dbt commands that only read the warehouse: opened read-only, beside other readers
+READ_ONLY_COMMANDS = {"show"}
+
+
+def dbt_command() -> str | None:
+    """The dbt command this process runs (``build``, ``show``...), None outside the dbt CLI."""
+    from dbt.flags import get_flags
+
+    return getattr(get_flags(), "WHICH", None)
+
+
+def project_dir() -> Path:
+    """dbt's project directory (--project-dir / DBT_PROJECT_DIR, else found from the current directory)."""
+    from dbt.flags import get_flags
+
+    return Path(getattr(get_flags(), "PROJECT_DIR", None) or ".").absolute()
+
+
+def remove_if_unbuilt(path: str) -> None:
+    """At exit: remove the warehouse file ``path`` (which this process created) and its WAL when
+    it holds no table or view: a run that built nothing (its input check failed) leaves no file."""
+    from dbt.adapters.duckdb.connections import DuckDBConnectionManager
+
+    DuckDBConnectionManager.close_all_connections()  # dbt-duckdb's own exit step, taken first
+    try:
+        with duckdb.connect(path, read_only=True) as con:
+            built = con.execute(
+                "select (select count(*) from duckdb_tables() where not internal)"
+                " + (select count(*) from duckdb_views() where not internal)"
+            ).fetchone()[0]
+    except duckdb.Error:  # gone, or opened by another process meanwhile: leave it
+        return
+    if built == 0:
+        for name in (path, path + ".wal"):
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(name)
+
+
 class Plugin(BasePlugin):
     _checked: set[str] = set()
 
@@ -217,14 +276,26 @@ class Plugin(BasePlugin):
 
     def update_connection_config(self, creds: Any, config: dict[str, Any]) -> None:
         path = creds.path
-        if not path or path == ":memory:" or path in self._checked:
+        if not path or path == ":memory:" or "://" in path or path.startswith("md:"):
             return
+        read_only = dbt_command() in READ_ONLY_COMMANDS
+        if read_only:
+            config["access_mode"] = "READ_ONLY"
+        if path in self._checked:
+            return
+        if not os.path.exists(os.path.normpath(path)):  # normalised as DuckDB does (a/../b is b)
+            if read_only:
+                raise DbtRuntimeError(
+                    f"No warehouse at {path}: `dbt {dbt_command()}` reads a built warehouse and creates none. "
+                    "Build it first (`dbt build`), or point DUCKDB_PATH at the warehouse file."
+                )
+            atexit.register(remove_if_unbuilt, os.path.normpath(path))
         try:
             # with the profile's config_options: a new file is created here, in the storage
             # format profiles.yml asks for
             duckdb.connect(path, config=dict(config)).close()
         except duckdb.Error as exc:
-            message = lock_message(path, str(exc))
+            message = lock_message(path, str(exc), read_only)
             if message:
                 raise DbtRuntimeError(message) from None
             message = disk_full_message(str(exc), path)

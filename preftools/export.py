@@ -88,7 +88,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from preftools import __version__, cards, cli, warehouse
-from preftools.cli import EXIT_ERROR, EXIT_INTERRUPTED, one_line, unexpected_error
+from preftools.cli import EXIT_ERROR, EXIT_INTERRUPTED, one_line, unexpected_error, project_path
 from preftools.warehouse import DEFAULT_DUCKDB_PATH
 
 DEFAULT_EXPORT_DIR = "exports"
@@ -864,7 +864,7 @@ def _on_sigterm(signum, frame):  # noqa: ARG001
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     duckdb_path = warehouse.duckdb_path(args.duckdb_path)
-    export_dir = Path(args.export_dir or os.environ.get("EXPORT_DIR") or DEFAULT_EXPORT_DIR)
+    export_dir = Path(args.export_dir) if args.export_dir else project_path(os.environ.get("EXPORT_DIR") or DEFAULT_EXPORT_DIR)
     previous_handler = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         manifest = export(

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from preftools import __version__
-from preftools.cli import EXIT_ERROR, HF_LOGIN_HINT, error, one_line, run
+from preftools.cli import EXIT_ERROR, HF_LOGIN_HINT, error, one_line, run, project_path
 
 DEFAULT_EXPORT_DIR = "exports"
 DEFAULT_MART = "preference_pairs"
@@ -457,7 +457,7 @@ def _error(message: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    export_dir = Path(args.export_dir or os.environ.get("EXPORT_DIR") or DEFAULT_EXPORT_DIR)
+    export_dir = Path(args.export_dir) if args.export_dir else project_path(os.environ.get("EXPORT_DIR") or DEFAULT_EXPORT_DIR)
     try:
         url, verified = publish(
             export_dir, args.repo, args.mart, private=args.private, revision=args.revision, token=args.token

@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import duckdb
 
-from preftools.cli import one_line
+from preftools.cli import one_line, project_path
 
 DEFAULT_DUCKDB_PATH = "warehouse.duckdb"
 DUCKDB_PATH_ENV = "DUCKDB_PATH"
@@ -29,8 +29,11 @@ class WarehouseError(Exception):
 
 
 def duckdb_path(given: str | None) -> Path:
-    """The warehouse file: ``given`` (--duckdb-path), else $DUCKDB_PATH, else warehouse.duckdb."""
-    return Path(given or os.environ.get(DUCKDB_PATH_ENV) or DEFAULT_DUCKDB_PATH)
+    """The warehouse file: ``given`` (--duckdb-path, relative to the current directory), else
+    $DUCKDB_PATH, else warehouse.duckdb (both relative to the project directory, as in dbt's profile)."""
+    if given:
+        return Path(given)
+    return project_path(os.environ.get(DUCKDB_PATH_ENV) or DEFAULT_DUCKDB_PATH)
 
 
 def is_lock_error(message: str) -> bool:

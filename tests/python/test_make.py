@@ -1,6 +1,6 @@
 """The Makefile and the profile on a new machine (issue 16): which Python `make build` uses and
-what it says about an unsupported one, threads that default to the core count, and a `make lint`
-that never opens the user's warehouse."""
+what it says about an unsupported one, the settings make leaves to the profile, preftools
+installed into the venv, and a `make lint` that never opens the user's warehouse."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import os
 import shutil
 import stat
 import subprocess
+import sys
 from pathlib import Path
 
 import duckdb
@@ -23,7 +24,8 @@ pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="make is no
 
 def make(*args: str, env: dict | None = None, timeout: int = 120) -> subprocess.CompletedProcess:
     base = {k: v for k, v in os.environ.items()
-            if k not in ("PYTHON", "VENV", "MAKEFLAGS", "MFLAGS", "DUCKDB_THREADS", "DBT_THREADS")}
+            if k not in ("PYTHON", "VENV", "MAKEFLAGS", "MFLAGS", "DUCKDB_THREADS", "DBT_THREADS", "RAW_DATA_DIR",
+                         "DUCKDB_PATH", "EXPORT_DIR")}
     return subprocess.run(["make", "-s", "--no-print-directory", *args], cwd=REPO, env={**base, **(env or {})},
                           capture_output=True, text=True, timeout=timeout)
 
@@ -66,17 +68,21 @@ def test_unsupported_python_is_refused_in_one_line(tmp_path, version):
     assert not venv.exists()  # refused before creating anything
 
 
-def test_threads_default_to_the_core_count(tmp_path):
-    # make: both exported as the core count unless set.
+def test_make_passes_on_no_setting_of_its_own(tmp_path):
+    """make exports neither paths nor thread counts: dbt renders the same profile under make as
+    without it (test_any_directory.py: the two share one parse). Threads: DuckDB's default (every
+    core) and 2 models at once (profiles.yml's Jinja cannot count cores; more models at once share
+    the one 1GB DuckDB memory_limit)."""
     config = make_config()
-    assert (config["DUCKDB_THREADS"], config["DBT_THREADS"]) == (str(cores()), str(cores())), config
+    assert config["DUCKDB_THREADS"].startswith("unset") and config["DBT_THREADS"] == "2", config
+    assert (config["RAW_DATA_DIR"], config["DUCKDB_PATH"], config["EXPORT_DIR"]) == (
+        "sample_data", "warehouse.duckdb", "exports"), config
     assert make_config(DUCKDB_THREADS="3")["DUCKDB_THREADS"] == "3"
 
-    # Plain dbt without the variables: DuckDB keeps its own default (every core); dbt's model
-    # concurrency falls back to 2 (profiles.yml's Jinja cannot count cores; more models at once
-    # share the one 1GB DuckDB memory_limit).
-    env = dbt_env(REPO / "sample_data", tmp_path / "w.duckdb", tmp_path)
-    for name in ("DUCKDB_THREADS", "DBT_THREADS"):  # `make test` exports them
+    warehouse = tmp_path / "w.duckdb"
+    duckdb.connect(str(warehouse)).close()  # dbt show reads an existing warehouse
+    env = dbt_env(REPO / "sample_data", warehouse, tmp_path)
+    for name in ("DUCKDB_THREADS", "DBT_THREADS"):
         env.pop(name, None)
     proc = subprocess.run(
         [DBT, "--quiet", "show", "--output", "json", "--inline",
@@ -89,6 +95,17 @@ def test_threads_default_to_the_core_count(tmp_path):
         duckdb_default = con.execute("select current_setting('threads')").fetchone()[0]
     assert int(row["duckdb_threads"]) == duckdb_default == cores(), (row, duckdb_default)
     assert int(row["dbt_threads"]) == 2, row
+
+
+def test_install_makes_preftools_importable_from_anywhere(tmp_path):
+    """`make install` installs preftools editable: the venv's Python (and dbt's plugin) import this
+    checkout's code from any directory."""
+    assert "--editable ." in make("-n", "-W", "pyproject.toml", "install").stdout
+    proc = subprocess.run([sys.executable, "-c", "import preftools.dbt_lock_check as m; print(m.__file__)"],
+                          cwd=tmp_path, env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert Path(proc.stdout.strip()) == REPO / "preftools" / "dbt_lock_check.py"
 
 
 def test_lint_never_opens_the_warehouse(tmp_path):

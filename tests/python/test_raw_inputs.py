@@ -5,7 +5,11 @@ the same values, and the generated contract macro: test_raw_contract.py (issue 1
 from __future__ import annotations
 
 import os
+import re
+import shlex
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import duckdb
@@ -13,7 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import generate_raw, run_dbt
+from conftest import REPO, generate_raw, run_dbt
 from preftools.contract import DATASETS_BY_KEY
 
 # The cheapest build that still runs the on-run-start input checks.
@@ -45,6 +49,22 @@ def replace_column(table: pa.Table, name: str, array) -> pa.Table:
     return table.set_column(table.schema.get_field_index(name), name, array)
 
 
+def problem_lines(output: str, marker: str) -> list[str]:
+    return [line.strip()[2:] for line in output.splitlines() if line.strip().startswith(f"- {marker}")]
+
+
+def pasted(command: str, cwd: Path, work: Path, timeout: int = 900, **env: str) -> subprocess.CompletedProcess:
+    """``command`` as a user pastes it into a shell with the venv activated, in ``cwd`` (not the
+    project: dbt finds it through DBT_PROJECT_DIR); dbt's files and the warehouse go to ``work``."""
+    base = {k: v for k, v in os.environ.items() if k not in ("RAW_DATA_DIR", "DUCKDB_PATH", "DBT_PROJECT_DIR")}
+    base.update(PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+                DBT_PROJECT_DIR=str(REPO), DBT_PROFILES_DIR=str(REPO), DUCKDB_PATH=str(work / "pasted.duckdb"),
+                DBT_TARGET_PATH=str(work / "target"), DBT_LOG_PATH=str(work / "logs"),
+                DBT_SEND_ANONYMOUS_USAGE_STATS="false", **env)
+    cwd.mkdir(parents=True, exist_ok=True)
+    return subprocess.run(["bash", "-c", command], cwd=cwd, env=base, capture_output=True, text=True, timeout=timeout)
+
+
 def test_missing_dataset_fails_with_one_line_each(tiny_raw, tmp_path):
     raw = copy_raw(tiny_raw, tmp_path / "raw")
     shutil.rmtree(raw / "coseal")
@@ -52,16 +72,83 @@ def test_missing_dataset_fails_with_one_line_each(tiny_raw, tmp_path):
     result = run_dbt(CHECK_ONLY, raw, tmp_path / "wh.duckdb", tmp_path, check=False)
     assert result.returncode != 0
     out = result.output
-    lines = [line.strip() for line in out.splitlines() if "missing dataset" in line]
+    lines = problem_lines(out, "missing dataset")
     assert len(lines) == 2, out
-    assert any("coseal/CodeUltraFeedback" in line and f"{raw}/coseal/CodeUltraFeedback/data/*.parquet" in line
-               for line in lines)
-    assert any("OpenRubrics/ReVeR-Traces-Rubric" in line for line in lines)
-    for line in lines:
-        assert "preftools.generate" in line and "make fetch" in line and "datasets:" in line
+    assert any(line.startswith("missing dataset coseal/CodeUltraFeedback (group code_ultrafeedback): no data file")
+               and f"under {raw}/coseal/CodeUltraFeedback --" in line for line in lines), lines
+    assert any(line.startswith("missing dataset OpenRubrics/ReVeR-Traces-Rubric (group rever)") for line in lines)
+    for line in lines:  # the same commands on every line: what is missing, and the one complete group
+        assert line.endswith(
+            f"-- fetch the missing data with `python -m preftools.fetch --raw-data-dir {raw} "
+            "--datasets code_ultrafeedback,rever_rubric`, or build only the groups that are complete there: "
+            f"`RAW_DATA_DIR={raw} dbt build --vars '{{datasets: [ultrafeedback]}}'`"), line
     assert "2 problem(s)" in out
     assert "Traceback" not in out
-    assert not (tmp_path / "wh.duckdb").exists() or "stg_" not in out
+    assert not (tmp_path / "wh.duckdb").exists()  # the failed check created no warehouse file
+    assert not (tmp_path / "wh.duckdb.wal").exists()
+
+
+@pytest.mark.slow
+def test_each_hint_works_when_pasted(tiny_raw, tmp_path):
+    """Only UltraFeedback and ReVeR's judge under a RAW_DATA_DIR whose path a shell must quote: the
+    hints are pasted as printed, from another directory; the build one gets past the check and
+    builds the complete group, the fetch one is accepted (offline here: it stops at the Hub)."""
+    raw = tmp_path / "my raw's data"
+    raw.mkdir()
+    for key in ("ultrafeedback", "rever_judge"):
+        shutil.copytree(DATASETS_BY_KEY[key].repo_dir(tiny_raw), DATASETS_BY_KEY[key].repo_dir(raw))
+    result = run_dbt(CHECK_ONLY, raw, tmp_path / "wh.duckdb", tmp_path / "check", check=False)
+    lines = problem_lines(result.output, "missing dataset")
+    assert len(lines) == 3, result.output  # CodeUltraFeedback, its RLHFlow pairs, ReVeR's rubrics
+    hints = {tuple(re.findall(r"`([^`]+)`", line)) for line in lines}
+    assert len(hints) == 1, hints  # every line suggests the same commands
+    (fetch, build), = hints
+    assert build == f"RAW_DATA_DIR={shlex.quote(str(raw))} dbt build --vars '{{datasets: [ultrafeedback]}}'", build
+
+    elsewhere = tmp_path / "elsewhere"
+    built = pasted(build, elsewhere, tmp_path)
+    assert built.returncode == 0, (built.stdout + built.stderr)[-4000:]
+    assert "cannot be built" not in built.stdout and "ERROR=0" in built.stdout
+    with duckdb.connect(str(tmp_path / "pasted.duckdb"), read_only=True) as con:
+        assert con.execute("select count(*) from main.ultrafeedback_curated").fetchone()[0] > 0
+        assert con.execute("select datasets from meta.warehouse_build_info").fetchone()[0] == "ultrafeedback"
+
+    fetched = pasted(fetch, elsewhere, tmp_path, timeout=300, HF_HUB_OFFLINE="1")
+    assert "usage:" not in fetched.stderr and "Traceback" not in fetched.stderr, fetched.stderr
+    assert "HF_HUB_OFFLINE is set" in fetched.stderr, fetched.stderr  # it went as far as the Hub
+    assert list(elsewhere.iterdir()) == []  # nothing written where the commands ran
+
+
+def test_nothing_found_is_one_line_with_the_resolved_path(tmp_path):
+    """A mistyped, relative RAW_DATA_DIR: one line, the path resolved against the project."""
+    result = run_dbt(CHECK_ONLY, "no_such_raw_dir", tmp_path / "wh.duckdb", tmp_path, check=False)
+    assert result.returncode != 0
+    out = result.output
+    assert "Traceback" not in out and "missing dataset" not in out
+    (line,) = problem_lines(out, "nothing found")
+    resolved = REPO / "no_such_raw_dir"
+    assert line.startswith(f"nothing found under RAW_DATA_DIR={resolved}: none of the datasets ("
+                           "argilla/ultrafeedback-binarized-curation, coseal/CodeUltraFeedback, "), line
+    assert "is the path right?" in line and "1 problem(s)" in out
+    assert not (tmp_path / "wh.duckdb").exists()
+
+
+@pytest.mark.slow
+def test_the_generate_hint_fills_an_empty_raw_data_dir(tmp_path):
+    """An empty RAW_DATA_DIR and a subset of groups: the generate hint, pasted, makes the check pass."""
+    raw = tmp_path / "empty raw"
+    raw.mkdir()
+    rever = ["--vars", "{datasets: [rever]}"]
+    result = run_dbt([*CHECK_ONLY, *rever], raw, tmp_path / "wh.duckdb", tmp_path / "check", check=False)
+    (line,) = problem_lines(result.output, "nothing found")
+    commands = re.findall(r"`([^`]+)`", line)
+    assert commands == [
+        f"python -m preftools.generate --out {shlex.quote(str(raw))} --datasets rever_judge,rever_rubric",
+        f"python -m preftools.fetch --raw-data-dir {shlex.quote(str(raw))} --datasets rever_judge,rever_rubric",
+    ], line
+    generated = pasted(commands[0], tmp_path / "elsewhere", tmp_path, timeout=300)
+    assert generated.returncode == 0, generated.stderr[-3000:]
+    run_dbt([*CHECK_ONLY, *rever], raw, tmp_path / "wh.duckdb", tmp_path / "check")  # passes now
 
 
 def test_schema_drift_names_dataset_file_column_and_types(tiny_raw, tmp_path):
@@ -105,16 +192,21 @@ def test_schema_drift_names_dataset_file_column_and_types(tiny_raw, tmp_path):
 def test_extra_columns_and_mixed_files_are_accepted(tiny_raw, tmp_path):
     """Extra columns are ignored; files of one dataset may differ in column order and extras."""
     raw = copy_raw(tiny_raw, tmp_path / "raw")
-    path = first_file(raw, "rever_rubric")
+    path = first_file(raw, "rever_judge")
+    for other in set(DATASETS_BY_KEY["rever_judge"].data_files(raw)) - {path}:
+        other.unlink()  # one file, split in two below
     table = pq.read_table(path)
     half = len(table) // 2
-    pq.write_table(table.slice(0, half).append_column("notes", pa.array(["x"] * half)), path)
+    pq.write_table(table.slice(0, half).append_column("notes", pa.array(["x"] * half)),
+                   path.with_name("train-00000-of-00002.parquet"))
     reordered = table.slice(half).select(list(reversed(table.column_names)))
     pq.write_table(reordered, path.with_name("train-00001-of-00002.parquet"))
-    run_dbt(["run", "-s", "stg_rever__rubrics"], raw, tmp_path / "wh.duckdb", tmp_path)
+    if path.name not in ("train-00000-of-00002.parquet", "train-00001-of-00002.parquet"):
+        path.unlink()
+    run_dbt(["run", "-s", "stg_rever__trajectories"], raw, tmp_path / "wh.duckdb", tmp_path)
     con = duckdb.connect(str(tmp_path / "wh.duckdb"), read_only=True)
-    assert con.execute("select count(*) from staging.stg_rever__rubrics").fetchone()[0] == len(table)
-    assert con.execute("select count(distinct source_file) from staging.stg_rever__rubrics").fetchone()[0] == 2
+    assert con.execute("select count(*) from staging.stg_rever__trajectories").fetchone()[0] == len(table)
+    assert con.execute("select count(distinct source_file) from staging.stg_rever__trajectories").fetchone()[0] == 2
 
 
 def test_quote_in_raw_data_dir_cannot_change_the_sql(tiny_raw, tmp_path):
@@ -122,7 +214,7 @@ def test_quote_in_raw_data_dir_cannot_change_the_sql(tiny_raw, tmp_path):
     result = run_dbt(["run", "-s", "path:models/staging"], raw, tmp_path / "wh.duckdb", tmp_path)
     assert "Completed successfully" in result.output
     con = duckdb.connect(str(tmp_path / "wh.duckdb"), read_only=True)
-    expected = pq.read_metadata(first_file(raw, "ultrafeedback")).num_rows
+    expected = sum(pq.read_metadata(f).num_rows for f in DATASETS_BY_KEY["ultrafeedback"].data_files(raw))
     assert con.execute("select count(*) from staging.stg_ultrafeedback__prompts").fetchone()[0] == expected
 
 
