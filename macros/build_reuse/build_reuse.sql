@@ -278,11 +278,15 @@
     {%- do adapter.commit() -%}
 {%- endmacro %}
 
-{#- The sources whose files the code reads without source() (e.g. parquet_file_metadata). -#}
+{#- The sources whose files the code reads without source() (e.g. parquet_file_metadata): the code
+    names a file in the source's folder, RAW_DATA_DIR/<hub_id>/ (no file listing: this runs for
+    every node). -#}
 {% macro build_reuse_sources_in_code(code) -%}
     {%- set found = [] -%}
     {%- for source_id, source_node in graph.sources.items() -%}
-        {%- for f in build_reuse_source_files(source_node) if source_id not in found and sql_string(f.full) in code -%}
+        {%- for key, spec in raw_contract().items()
+                if spec.source_name == source_node.source_name and spec.table_name == source_node.name
+                and ("'" ~ (raw_data_dir() ~ '/' ~ spec.hub_id ~ '/') | replace("'", "''")) in code -%}
             {%- do found.append(source_id) -%}
         {%- endfor -%}
     {%- endfor -%}
