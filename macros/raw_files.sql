@@ -205,7 +205,8 @@
     {%- set view = 'preftools_files_' ~ local_md5(repo) -%}
     {%- do run_query('create or replace temporary view ' ~ view ~ ' using binaryFile options (path ' ~ sql_string(repo)
         ~ ', recursiveFileLookup ' ~ sql_string('true') ~ ')') -%}
-    {%- set prefix = repo ~ '/' -%}
+    {#- Spark gives file:/... URIs; RAW_DATA_DIR may be a path or a file:// URI -#}
+    {%- set prefix = modules.re.sub('^file:(//)?', '', repo) ~ '/' -%}
     {%- set paths = [] -%}
     {%- for f in run_query('select path from ' ~ view).columns[0].values() -%}
         {%- set local = modules.re.sub('^file:(//)?', '', f) -%}
