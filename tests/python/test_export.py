@@ -589,13 +589,16 @@ def test_card_describes_the_columns_from_the_catalog(exported, con):
     if not comments:
         pytest.skip("the warehouse has no column comments yet (dbt persist_docs not enabled): nothing to find in the card")
     for column, comment in comments:
-        text = " ".join(comment.split()).replace("|", "\\|")
+        # one line, pipes escaped, and `<` escaped so the Hub's Markdown renderer does not take
+        # `<dataset>_flagged` for an HTML tag and hide it
+        text = " ".join(comment.split()).replace("|", "\\|").replace("<", "&lt;")
         assert f"| `{column}` | `{types[column]}` | {text} |" in body, column
+    assert any("<" in comment for _, comment in comments)  # the escape is exercised
     (table_comment,) = con.execute(
         "select comment from duckdb_tables() where schema_name = 'main' and table_name = 'preference_pairs'"
     ).fetchone()
     if table_comment:
-        assert table_comment.strip() in body
+        assert table_comment.strip().replace("<", "&lt;") in body
 
 
 def test_card_provenance(exported, warehouse, con):
