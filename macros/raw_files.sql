@@ -21,9 +21,14 @@
     {%- set paths = adapter.dispatch('raw_list_files', 'preference_warehouse')(repo) -%}
     {%- set card = adapter.dispatch('raw_read_text', 'preference_warehouse')(repo ~ '/README.md')
         if 'README.md' in paths else none -%}
+    {#- a repo whose card declares no configs: `config` names a folder of it (as `data_dir` does for
+        load_dataset, e.g. Anthropic/hh-rlhf's helpful-base/), the Hub's rule applied inside it -#}
+    {%- set prefix = (config ~ '/') if config and not hub_card_configs(card, hub_id) else '' -%}
+    {%- set inner = [] -%}
+    {%- for p in paths if p.startswith(prefix) -%}{%- do inner.append(p[prefix | length:]) -%}{%- endfor -%}
     {%- set files = [] -%}
-    {%- for f in hub_resolve(paths, card, config, hub_id) -%}
-        {%- do files.append({'path': f.path, 'full': repo ~ '/' ~ f.path, 'split': f.split, 'format': f.format}) -%}
+    {%- for f in hub_resolve(inner, card if not prefix else none, none if prefix else config, hub_id) -%}
+        {%- do files.append({'path': prefix ~ f.path, 'full': repo ~ '/' ~ prefix ~ f.path, 'split': f.split, 'format': f.format}) -%}
     {%- endfor -%}
     {{ return(files) }}
 {% endmacro %}
@@ -266,7 +271,9 @@
     (one file's splits in file order). -#}
 {% macro spark_raw_file_select(f, spec) %}
     {%- set name = "'" ~ (f.path.split('/')[-1] | replace("'", "\\'")) ~ "'" -%}
-    {%- set columns = spec.columns.keys() | join(', ') -%}
+    {%- set quoted = [] -%}
+    {%- for c in spec.columns.keys() -%}{%- do quoted.append('`' ~ (c | replace('`', '``')) ~ '`') -%}{%- endfor -%}
+    {%- set columns = quoted | join(', ') -%}
     {%- if f.format == 'parquet' -%}
         {{ return('select ' ~ columns ~ ', ' ~ name ~ ' as filename, _metadata.row_index as file_row_number from parquet.' ~ spark_path(f.full)) }}
     {%- else -%}

@@ -138,6 +138,7 @@
             {%- endfor -%}
         {%- endif -%}
     {%- endfor -%}
+    {%- do problems.extend(extra_input_problems()) -%}
     {%- if problems -%}
         {{ exceptions.raise_compiler_error(
             'RAW_DATA_DIR=' ~ raw_dir ~ ' cannot be built (' ~ (problems | length) ~ ' problem(s)):\n  - '

@@ -41,3 +41,9 @@
         {{ file_basename('filename') }} as source_file,
         cast(file_row_number as bigint) as source_row
 {%- endmacro %}
+
+{#- A score given as a number or as a string holding one ("4", " 4.5 ", "1e0") -> DOUBLE; anything
+    else ("N/A", "", text, NULL) -> NULL. -#}
+{% macro parse_number(expr) -%}
+    try_cast(trim(cast({{ expr }} as {{ dbt.type_string() }})) as double)
+{%- endmacro %}

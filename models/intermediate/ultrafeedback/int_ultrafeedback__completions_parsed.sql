@@ -114,13 +114,7 @@ final as (
 
     select
         *,
-        cast(
-            (
-                {%- for a in aspects %}
-                coalesce({{ a.rating_column }}, 0){{ " +" if not loop.last }}
-                {%- endfor %}
-            ) as double
-        ) / nullif(n_valid_ratings, 0) as average_rating
+        {{ mean_of_present(aspects | map(attribute='rating_column') | list) }} as average_rating
     from averaged
 
 )

@@ -11,39 +11,33 @@
                                  predicate selecting them;
       kept_rows                  the raw rows a kept record stands for (an aggregate);
       destination                where kept rows go (the mart a user reads them in);
-      all_flagged / first_flag   kept rows whose every pair is flagged, and the flag to report
-                                 (`flags_from`: the model, key and condition holding the flags
-                                 when the kept model does not carry them);
+      pairs_of / prompt_key      for a dataset that yields training pairs: its `dataset` in
+                                 preference_pairs and the kept model's column matching their
+                                 prompt_id. A kept row is flagged when every pair it has there is
+                                 flagged (reported by the first flag), as for the registry's entries;
       rejects_model              the rows the dataset's reject rules name, one per raw row. -#}
 {%- set datasets = [
     {'key': 'ultrafeedback', 'group': 'ultrafeedback',
      'kept_model': 'ultrafeedback_curated', 'kept_where': 'has_pair', 'kept_rows': 'count(*)',
-     'destination': 'preference_pairs',
-     'all_flagged': 'is_flagged', 'first_flag': list_at('integrity_flags', 0),
+     'destination': 'preference_pairs', 'pairs_of': 'ultrafeedback', 'prompt_key': 'prompt_id',
      'rejects_model': 'rejects_ultrafeedback'},
     {'key': 'code_ultrafeedback', 'group': 'code_ultrafeedback',
      'kept_model': 'code_ultrafeedback_prompts', 'kept_where': 'has_pair', 'kept_rows': 'count(*)',
-     'destination': 'preference_pairs',
-     'all_flagged': 'n_flagged_corrected_pairs = n_corrected_pairs', 'first_flag': 'first_integrity_flag',
+     'destination': 'preference_pairs', 'pairs_of': 'code_ultrafeedback', 'prompt_key': 'prompt_id',
      'rejects_model': 'rejects_code_ultrafeedback'},
     {'key': 'code_ultrafeedback_standard', 'group': 'code_ultrafeedback',
      'kept_model': 'audit_code_ultrafeedback_published',
      'kept_where': 'published_pair_id is not null and is_pair_shaped', 'kept_rows': 'count(*)',
      'destination': 'audit_code_ultrafeedback_published',
-     'all_flagged': 'false', 'first_flag': 'null',
      'rejects_model': 'rejects_code_ultrafeedback_standard'},
     {'key': 'rever_judge', 'group': 'rever',
      'kept_model': 'rever_pairs', 'kept_where': 'kept',
      'kept_rows': 'count(chosen_trajectory_id) + count(rejected_trajectory_id)',
-     'destination': 'preference_pairs',
-     'all_flagged': 'first_flag is not null', 'first_flag': 'first_flag',
-     'flags_from': {'model': 'rever_integrity', 'key': 'id', 'flag': 'kind',
-                    'where': "id is not null and kind != 'not_kept'"},
+     'destination': 'preference_pairs', 'pairs_of': 'rever', 'prompt_key': 'id',
      'rejects_model': 'rejects_rever_judge'},
     {'key': 'rever_rubric', 'group': 'rever',
      'kept_model': 'rever_rubric_items', 'kept_where': 'true', 'kept_rows': 'count(distinct rubric_row_id)',
      'destination': 'rever_rubric_items',
-     'all_flagged': 'false', 'first_flag': 'null',
      'rejects_model': 'rejects_rever_rubric'},
 ] | selectattr('group', 'in', enabled_dataset_groups()) | list %}
 
@@ -55,54 +49,42 @@ raw_files as (
 
 ),
 
-{% for d in datasets %}
-{{ d.key }}_kept_model as (
-
-    select * from {{ ref(d.kept_model) }}
-
-),
-
-{% if d.flags_from %}
-{{ d.key }}_flags as (
+-- per (dataset, prompt) of preference_pairs: is every pair flagged, and the first flag
+pair_flags as (
 
     select
-        {{ d.flags_from.key }},
-        min({{ d.flags_from.flag }}) as first_flag
-    from {{ ref(d.flags_from.model) }}
-    where {{ d.flags_from.where }}
-    group by {{ d.flags_from.key }}
+        dataset,
+        prompt_id,
+        {%- if train_on_flagged %}
+        false as is_all_flagged,
+        {%- else %}
+        min(case when is_flagged then 1 else 0 end) = 1 as is_all_flagged,
+        {%- endif %}
+        min(case when is_flagged then {{ list_at('integrity_flags', 0) }} end) as first_flag
+    from {{ ref('preference_pairs') }}
+    group by 1, 2
 
 ),
 
-{% endif %}
+{% for d in datasets %}
 {{ d.key }}_kept as (
 
     select
-        *,
-        {%- if train_on_flagged %}
-        false as is_all_flagged
+        {%- if d.pairs_of %}
+        coalesce(pair_flags.is_all_flagged, false) as is_all_flagged,
+        pair_flags.first_flag,
         {%- else %}
-        coalesce({{ d.all_flagged }}, false) as is_all_flagged
+        false as is_all_flagged,
+        cast(null as {{ dbt.type_string() }}) as first_flag,
         {%- endif %}
-    from (
-        select
-            {{ d.key }}_kept_model.*
-            {%- if d.flags_from %},
-            {{ d.key }}_flags.first_flag
-            {%- endif %}
-        from {{ d.key }}_kept_model
-        {%- if d.flags_from %}
-        left join {{ d.key }}_flags
-            on {{ d.key }}_kept_model.{{ d.flags_from.key }} = {{ d.key }}_flags.{{ d.flags_from.key }}
-        {%- endif %}
-        where {{ d.kept_where }}
-    ) as kept_records
-
-),
-
-{{ d.key }}_rejects as (
-
-    select * from {{ ref(d.rejects_model) }}
+        kept_model.*
+    from {{ ref(d.kept_model) }} as kept_model
+    {%- if d.pairs_of %}
+    left join pair_flags
+        on pair_flags.dataset = '{{ d.pairs_of }}'
+        and kept_model.{{ d.prompt_key }} = pair_flags.prompt_id
+    {%- endif %}
+    where {{ d.kept_where }}
 
 ),
 
@@ -111,7 +93,7 @@ raw_files as (
     select
         '{{ d.key }}' as dataset_key,
         case when is_all_flagged then 'flagged' else 'in_marts' end as outcome,
-        case when is_all_flagged then {{ d.first_flag }} else '{{ d.destination }}' end as destination,
+        case when is_all_flagged then first_flag else '{{ d.destination }}' end as destination,
         {{ d.kept_rows }} as n_rows
     from {{ d.key }}_kept
     group by 1, 2, 3
@@ -121,24 +103,43 @@ raw_files as (
         'rejected' as outcome,
         reason as destination,
         count(*) as n_rows
-    from {{ d.key }}_rejects
+    from {{ ref(d.rejects_model) }}
     group by 1, 2, 3
 
 ),
 
 {% endfor %}
+-- the `extra_datasets` entries: a raw row is kept when it has a pair in preference_pairs (its
+-- prompt_id is the raw-row key), else it is in rejects_extra_datasets with the reason
+extra_outcomes as (
+
+    select
+        pair_flags.dataset as dataset_key,
+        case when pair_flags.is_all_flagged then 'flagged' else 'in_marts' end as outcome,
+        case when pair_flags.is_all_flagged then pair_flags.first_flag else 'preference_pairs' end as destination,
+        count(*) as n_rows
+    from pair_flags
+    inner join {{ ref('extra_datasets') }} as entries
+        on pair_flags.dataset = entries.dataset
+    group by 1, 2, 3
+    union all
+    select
+        dataset as dataset_key,
+        'rejected' as outcome,
+        reason as destination,
+        count(*) as n_rows
+    from {{ ref('rejects_extra_datasets') }}
+    group by 1, 2, 3
+
+),
+
 outcomes as (
 
     {% for d in datasets %}
     select * from {{ d.key }}_outcomes
-    {% if not loop.last %}union all{% endif %}
+    union all
     {% endfor %}
-    {% if not datasets %}
-    select
-        cast(null as {{ dbt.type_string() }}) as dataset_key, cast(null as {{ dbt.type_string() }}) as outcome,
-        cast(null as {{ dbt.type_string() }}) as destination, cast(null as bigint) as n_rows
-    where false
-    {% endif %}
+    select * from extra_outcomes
 
 ),
 
@@ -154,7 +155,9 @@ raw_counts as (
 
 registry as (
 
-    select * from {{ ref('dataset_registry') }}
+    select dataset_key, hub_id from {{ ref('dataset_registry') }}
+    union all
+    select dataset as dataset_key, hub_id from {{ ref('extra_datasets') }}
 
 ),
 

@@ -1,9 +1,13 @@
 -- One row per preference pair, the same columns for every dataset, in TRL's explicit-prompt
--- conversational form (prompt = [user turn], chosen / rejected = [assistant turn]), with a
+-- conversational form (prompt = [user turn(s)], chosen / rejected = [assistant turn(s)]), with a
 -- margin comparable across datasets and the integrity checks that flag the pair. `split` is what
 -- the export writes: the dataset name for training pairs, `<dataset>_flagged` for flagged pairs
--- (kept out of training unless the var train_on_flagged_pairs is true). Only the dataset groups
--- enabled by the `datasets` var are included.
+-- (kept out of training unless the var train_on_flagged_pairs is true). The built-in datasets
+-- whose groups the `datasets` var enables come first, then the `extra_datasets` entries in order.
+-- Every dataset's pairs get the same checks here, beside its own: identical_responses,
+-- empty_response, score_not_higher, duplicate_pair (an exact copy of an earlier pair of the same
+-- dataset) and cross_dataset_duplicate (the same texts, lower-cased with white space collapsed, in
+-- a dataset registered earlier; the first copy stays clean).
 {%- set parts = [] %}
 {%- set train_on_flagged = var('train_on_flagged_pairs', false) | string | lower in ['true', '1', 'yes'] %}
 
@@ -35,7 +39,8 @@ ultrafeedback_pairs as (
         'average_rating_1_5' as score_kind,
         score_margin,
         margin,
-        integrity_flags
+        integrity_flags,
+        0 as registry_order
     from ultrafeedback_curated
     where has_pair
 
@@ -68,7 +73,8 @@ code_ultrafeedback_pairs as (
         'rating_1_5' as score_kind,
         cast(score_margin as double) as score_margin,
         margin,
-        integrity_flags
+        integrity_flags,
+        1 as registry_order
     from code_ultrafeedback_corrected
 
 ),
@@ -112,7 +118,8 @@ rever_kept_pairs as (
         'rubric_score' as score_kind,
         rever_pairs.score_margin,
         rever_pairs.margin,
-        coalesce(rever_flags.integrity_flags, {{ empty_string_list() }}) as integrity_flags
+        coalesce(rever_flags.integrity_flags, {{ empty_string_list() }}) as integrity_flags,
+        2 as registry_order
     from rever_pairs
     left join rever_flags
         on rever_pairs.id = rever_flags.id
@@ -121,26 +128,92 @@ rever_kept_pairs as (
 ),
 
 {% endif -%}
+{%- do parts.append('extra_pairs') %}
+-- the registry's entries (models/intermediate/extra/), after the built-in datasets
+extra_pairs as (
+
+    select
+        dataset,
+        pair_id,
+        source,
+        prompt_id,
+        prompt,
+        chosen,
+        rejected,
+        chosen_model,
+        rejected_model,
+        chosen_score,
+        rejected_score,
+        score_kind,
+        score_margin,
+        margin,
+        integrity_flags,
+        3 + registry_order as registry_order,
+        source_file,
+        source_row,
+        chosen_index,
+        rejected_index
+    from {{ ref('int_extra__pairs') }}
+
+),
+
 unioned as (
 
     {% for part in parts %}
-    select * from {{ part }}
+    select
+        *
+        {%- if part != 'extra_pairs' %},
+        cast(null as {{ dbt.type_string() }}) as source_file,
+        cast(null as bigint) as source_row,
+        cast(null as bigint) as chosen_index,
+        cast(null as bigint) as rejected_index
+        {%- endif %}
+    from {{ part }}
     {% if not loop.last %}union all{% endif %}
     {% endfor %}
-    {% if not parts %}
-    -- no dataset group enabled: an empty table with the same columns
+
+),
+
+keyed as (
+
     select
-        cast(null as {{ dbt.type_string() }}) as dataset, cast(null as {{ dbt.type_string() }}) as pair_id,
-        cast(null as {{ dbt.type_string() }}) as source, cast(null as {{ dbt.type_string() }}) as prompt_id,
-        {{ chat_messages([('user', 'cast(null as ' ~ dbt.type_string() ~ ')')]) }} as prompt,
-        {{ chat_messages([('assistant', 'cast(null as ' ~ dbt.type_string() ~ ')')]) }} as chosen,
-        {{ chat_messages([('assistant', 'cast(null as ' ~ dbt.type_string() ~ ')')]) }} as rejected,
-        cast(null as {{ dbt.type_string() }}) as chosen_model, cast(null as {{ dbt.type_string() }}) as rejected_model,
-        cast(null as double) as chosen_score, cast(null as double) as rejected_score,
-        cast(null as {{ dbt.type_string() }}) as score_kind, cast(null as double) as score_margin,
-        cast(null as double) as margin, {{ empty_string_list() }} as integrity_flags
-    where false
-    {% endif %}
+        *,
+        {{ stable_hash([messages_exact_key('prompt'), messages_exact_key('chosen'), messages_exact_key('rejected')]) }}
+            as exact_pair_key,
+        {{ stable_hash([messages_text_key('prompt'), messages_text_key('chosen'), messages_text_key('rejected')]) }}
+            as text_pair_key
+    from unioned
+
+),
+
+-- "earlier" within a dataset: by raw file, row and completion positions (the built-in datasets,
+-- which carry none, by pair_id); "registered earlier": the built-in datasets, then the entries
+ranked as (
+
+    select
+        *,
+        row_number() over (
+            partition by dataset, exact_pair_key
+            order by source_file, source_row, chosen_index, rejected_index, pair_id
+        ) as copy_number,
+        min(registry_order) over (partition by text_pair_key) as first_registry_order
+    from keyed
+
+),
+
+-- the checks every dataset gets
+checked as (
+
+    select
+        *,
+        {{ flag_list([
+            ('chosen is not distinct from rejected', 'identical_responses'),
+            (messages_are_empty('chosen') ~ ' or ' ~ messages_are_empty('rejected'), 'empty_response'),
+            ('chosen_score <= rejected_score', 'score_not_higher'),
+            ('copy_number > 1', 'duplicate_pair'),
+            ('first_registry_order < registry_order', 'cross_dataset_duplicate'),
+        ]) }} as shared_flags
+    from ranked
 
 ),
 
@@ -150,7 +223,7 @@ final as (
         ---------- keys
         dataset,
         dataset
-        {%- if not train_on_flagged %} || case when {{ list_size('integrity_flags') }} > 0 then '_flagged' else '' end{% endif %}
+        {%- if not train_on_flagged %} || case when {{ list_size('all_flags') }} > 0 then '_flagged' else '' end{% endif %}
             as split,
         pair_id,
         source,
@@ -171,9 +244,14 @@ final as (
         score_margin,
 
         ---------- integrity
-        integrity_flags,
-        {{ list_size('integrity_flags') }} > 0 as is_flagged
-    from unioned
+        all_flags as integrity_flags,
+        {{ list_size('all_flags') }} > 0 as is_flagged
+    from (
+        select
+            *,
+            {{ sorted_union_lists('integrity_flags', 'shared_flags') }} as all_flags
+        from checked
+    ) as flagged
 
 )
 

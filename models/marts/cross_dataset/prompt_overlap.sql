@@ -1,7 +1,9 @@
 -- One row per normalised prompt that occurs in more than one dataset (UltraFeedback,
--- CodeUltraFeedback, ReVeR), for contamination and train/test leakage checks.
--- RLHFlow/CodeUltraFeedback-standard is derived from CodeUltraFeedback and not counted apart.
-{%- set parts = [] %}
+-- CodeUltraFeedback, ReVeR and the `extra_datasets` entries), for contamination and train/test
+-- leakage checks. RLHFlow/CodeUltraFeedback-standard is derived from CodeUltraFeedback and not
+-- counted apart. An entry's prompt is the text of its pairs' user turns (joined by a blank line).
+{%- set parts = ['extra_prompts'] %}
+{%- set entries = extra_datasets() %}
 
 with
 
@@ -35,17 +37,22 @@ rever_prompts as (
 ),
 
 {% endif -%}
+extra_prompts as (
+
+    select distinct
+        dataset,
+        prompt_id,
+        {{ user_turns_text('prompt') }} as prompt
+    from {{ ref('int_extra__pairs') }}
+
+),
+
 all_prompts as (
 
     {% for part in parts %}
     select * from {{ part }}
     {% if not loop.last %}union all{% endif %}
     {% endfor %}
-    {% if not parts %}
-    select cast(null as {{ dbt.type_string() }}) as dataset, cast(null as {{ dbt.type_string() }}) as prompt_id,
-        cast(null as {{ dbt.type_string() }}) as prompt
-    where false
-    {% endif %}
 
 ),
 
@@ -70,6 +77,11 @@ by_prompt as (
         cast(sum(case when dataset = 'ultrafeedback' then 1 else 0 end) as bigint) as n_ultrafeedback,
         cast(sum(case when dataset = 'code_ultrafeedback' then 1 else 0 end) as bigint) as n_code_ultrafeedback,
         cast(sum(case when dataset = 'rever' then 1 else 0 end) as bigint) as n_rever,
+        cast(sum(case when dataset not in ('ultrafeedback', 'code_ultrafeedback', 'rever') then 1 else 0 end) as bigint)
+            as n_extra_datasets,
+        {%- for e in entries %}
+        max(case when dataset = '{{ e.name }}' then 1 else 0 end) as has_{{ e.name }},
+        {%- endfor %}
         min(case when dataset = 'ultrafeedback' then prompt_id end) as example_ultrafeedback_prompt_id,
         min(case when dataset = 'code_ultrafeedback' then prompt_id end) as example_code_ultrafeedback_prompt_id,
         min(case when dataset = 'rever' then prompt_id end) as example_rever_id
@@ -90,10 +102,14 @@ final as (
             case when n_ultrafeedback > 0 then 'ultrafeedback' end,
             case when n_code_ultrafeedback > 0 then 'code_ultrafeedback' end,
             case when n_rever > 0 then 'rever' end
+            {%- for e in entries %},
+            case when has_{{ e.name }} = 1 then '{{ e.name }}' end
+            {%- endfor %}
         ) as datasets,
         n_ultrafeedback,
         n_code_ultrafeedback,
         n_rever,
+        n_extra_datasets,
         example_ultrafeedback_prompt_id,
         example_code_ultrafeedback_prompt_id,
         example_rever_id

@@ -1,4 +1,4 @@
--- One row per raw data file (Parquet or JSON) of every enabled dataset, with its row count read
+-- One row per raw data file (Parquet or JSON) of every enabled dataset and registry entry, with its row count read
 -- from the file itself (Parquet: the footer; JSON: a count of its records), not through the
 -- sources' readers or staging. row_accounting takes each dataset's raw rows from here, so its
 -- balance test compares what the marts kept and rejected with the files, and fails on a raw row
@@ -8,6 +8,10 @@
 {%- set datasets = [] %}
 {%- for key, spec in raw_contract().items() if spec.group in enabled_dataset_groups() %}
     {%- do datasets.append((key, raw_dataset_files(spec.hub_id) if execute else [])) %}
+{%- endfor %}
+{#- the `extra_datasets` entries, each its own dataset key (macros/extra_datasets.sql) -#}
+{%- for e in extra_datasets() %}
+    {%- do datasets.append((e.name, extra_dataset_files(e) if execute else [])) %}
 {%- endfor %}
 
 with
