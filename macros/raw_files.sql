@@ -22,8 +22,9 @@
     {%- set card = adapter.dispatch('raw_read_text', 'preference_warehouse')(repo ~ '/README.md')
         if 'README.md' in paths else none -%}
     {#- a repo whose card declares no configs: `config` names a folder of it (as `data_dir` does for
-        load_dataset, e.g. Anthropic/hh-rlhf's helpful-base/), the Hub's rule applied inside it -#}
-    {%- set prefix = (config ~ '/') if config and not hub_card_configs(card, hub_id) else '' -%}
+        load_dataset, e.g. Anthropic/hh-rlhf's helpful-base/), the Hub's rule applied inside it;
+        `default` is the whole repo (preftools/registry.py resolve_files, the same rule) -#}
+    {%- set prefix = (config ~ '/') if config and config != 'default' and not hub_card_configs(card, hub_id) else '' -%}
     {%- set inner = [] -%}
     {%- for p in paths if p.startswith(prefix) -%}{%- do inner.append(p[prefix | length:]) -%}{%- endfor -%}
     {%- set files = [] -%}

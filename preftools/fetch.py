@@ -2,6 +2,7 @@
 
     python -m preftools.fetch [--raw-data-dir DIR] [--datasets key1,key2]
                               [--revision REV] [--revision DATASET=REV ...] [--lock FILE]
+                              [--vars YAML_OR_FILE]
 
 Each dataset lands as a copy of its Hub repo, keeping the repo's own paths, under
 ``$RAW_DATA_DIR/<org>/<dataset>/``. Which files are downloaded is decided the way the Hub decides
@@ -33,6 +34,12 @@ manifest) while the files still match the lock. ``--lock FILE`` downloads exactl
 lock file at its commits (the conversion branch's too) and checks every sha256 against it;
 ``--revision DATASET=COMMIT`` pins one dataset.
 
+Extra datasets: every entry of the dbt var ``extra_datasets`` (:mod:`preftools.registry`; from
+dbt_project.yml, overridden by ``--vars`` as dbt's ``--vars`` takes it, YAML text or a file) is
+fetched too, the same way, keyed by its name: the Hub's rule with the entry's ``config``, only the
+files of its ``splits``. Instead of the contract's schema, the columns the entry maps (for
+rated_completions its prompt and completions columns) must be in every file.
+
 Errors are reported as one line per problem on stderr and exit code 2; no tracebacks
 (set ``PREFTOOLS_DEBUG=1`` to get one for an unexpected error).
 """
@@ -53,9 +60,11 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from urllib.parse import urlsplit, urlunsplit
 
+from preftools import registry
 from preftools.cli import EXIT_ERROR, HF_LOGIN_HINT, error, one_line, os_error_message, run
 from preftools.contract import DATASETS, DATASETS_BY_KEY, RawDataset
 from preftools.hub_layout import CARD_NAME, LayoutError, card_configs, choose_config, file_format, local_data_files, resolve
+from preftools.registry import Entry
 
 DEFAULT_RAW_DATA_DIR = "data/raw"
 CONVERT_REF = "refs/convert/parquet"  # the Hub's automatic Parquet conversion of a dataset
@@ -90,6 +99,13 @@ The build records those commits in meta.warehouse_build_info.raw_revisions and t
 them into manifest.json. Reproduce a fetch elsewhere with:  --lock <that fetch.lock.json>
 Pin one dataset with:  --revision ultrafeedback=<commit sha>  (repeatable; REV alone applies to all)
 
+Extra datasets: the entries of the dbt var extra_datasets (dbt_project.yml, or --vars) are fetched
+too, each restricted to its config and splits, and must have the columns the entry maps. The five
+examples of examples/extra_datasets.yml:
+  make fetch FETCH_ARGS="--vars examples/extra_datasets.yml"
+  (python -m preftools.fetch --vars examples/extra_datasets.yml --datasets h4_ultrafeedback,hh_helpful)
+then build with the same vars:  dbt build --vars "$(cat examples/extra_datasets.yml)"
+
 No fetch needed on a machine with internet and DuckDB's httpfs extension:
 RAW_DATA_DIR=hf://datasets makes dbt read the data files straight from the Hub
 (e.g. RAW_DATA_DIR=hf://datasets dbt build).
@@ -104,9 +120,12 @@ class FetchError(Exception):
         self.global_ = global_
 
 
+Dataset = RawDataset | Entry  # a built-in dataset of the contract, or an entry of extra_datasets
+
+
 @dataclass
 class Fetched:
-    dataset: RawDataset
+    dataset: Dataset
     revision: str = "main"  # what was asked for
     commit: str | None = None  # the commit the files were downloaded at
     source: str = "repo"  # or CONVERT_REF: the files came from the Hub's Parquet conversion
@@ -138,7 +157,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--datasets",
         default=None,
-        help="comma-separated dataset keys to fetch (default: all five; keys listed below)",
+        help="comma-separated datasets to fetch: keys listed below, or names of extra_datasets entries "
+        "(default: all five and every entry)",
     )
     parser.add_argument(
         "--revision",
@@ -155,16 +175,28 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help=f"reproduce a fetch: download the commits recorded in FILE (a {LOCK_NAME}) and check every "
         "file's sha256 against it (default datasets: those in FILE)",
     )
+    parser.add_argument(
+        "--vars",
+        default=None,
+        metavar="YAML_OR_FILE",
+        help="dbt vars as `dbt --vars` takes them, YAML text or a YAML file, over dbt_project.yml's: its "
+        "extra_datasets entries are fetched too (e.g. --vars examples/extra_datasets.yml)",
+    )
     args = parser.parse_args(argv)
 
+    try:
+        args.extras = registry.extra_datasets(registry.load_vars(args.vars))
+    except (OSError, ValueError) as exc:
+        parser.error(_one_line(exc))
+    known = {**DATASETS_BY_KEY, **{e.name: e for e in args.extras}}
     keys = None
     if args.datasets is not None:
         keys = [k.strip() for k in args.datasets.split(",") if k.strip()]
-        unknown = [k for k in keys if k not in DATASETS_BY_KEY]
+        unknown = [k for k in keys if k not in known]
         if unknown or not keys:
             parser.error(
                 f"unknown dataset key(s): {', '.join(unknown) or '(none given)'}; "
-                f"valid keys: {', '.join(DATASETS_BY_KEY)}"
+                f"valid keys: {', '.join(known)}"
             )
 
     args.default_revision = "main"
@@ -179,8 +211,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
             args.default_revision = item.strip()
             continue
         key, rev = key.strip(), rev.strip()
-        if key not in DATASETS_BY_KEY:
-            parser.error(f"--revision {item}: unknown dataset key {key!r}; valid keys: {', '.join(DATASETS_BY_KEY)}")
+        if key not in known:
+            parser.error(f"--revision {item}: unknown dataset key {key!r}; valid keys: {', '.join(known)}")
         if not rev:
             parser.error(f"--revision {item}: the revision must not be empty")
         if key in args.pinned and args.pinned[key] != rev:
@@ -195,9 +227,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
             args.lock_data = read_lock(Path(args.lock).expanduser())
         except FetchError as exc:
             parser.error(str(exc))
-        in_lock = [d.key for d in DATASETS if d.key in args.lock_data["datasets"]]
+        in_lock = [k for k in known if k in args.lock_data["datasets"]]
+        unregistered = [k for k in args.lock_data["datasets"] if k not in known]
         if keys is None:
+            if unregistered:
+                parser.error(f"--lock {args.lock} has entries for {', '.join(unregistered)}, which are not in "
+                             "extra_datasets; pass the --vars that register them, or --datasets to leave them out")
             keys = in_lock
+        for key in in_lock:
+            locked_hub_id = args.lock_data["datasets"][key].get("hub_id")
+            if key in keys and isinstance(known[key], Entry) and locked_hub_id != known[key].hub_id:
+                parser.error(f"--lock {args.lock}: {key} is {locked_hub_id}, but its extra_datasets entry says "
+                             f"{known[key].hub_id}")
         missing = [k for k in keys if k not in in_lock]
         if missing:
             parser.error(f"--lock {args.lock} has no entry for {', '.join(missing)} (it has: {', '.join(in_lock) or 'none'})")
@@ -205,11 +246,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         not_selected = [k for k in args.pinned if k not in keys]
         if not_selected:
             parser.error(f"--revision names {', '.join(not_selected)}, which --datasets does not select")
-    args.selected = list(DATASETS) if keys is None else [d for d in DATASETS if d.key in keys]  # contract order
+    everything = [*DATASETS, *args.extras]  # contract order, then the registry's
+    args.selected = everything if keys is None else [d for d in everything if d.key in keys]
     return args
 
 
-def revision_for(args: argparse.Namespace, ds: RawDataset) -> str:
+def revision_for(args: argparse.Namespace, ds: Dataset) -> str:
     if args.lock_data is not None:
         return args.lock_data["datasets"][ds.key]["revision"]
     return args.pinned.get(ds.key, args.default_revision)
@@ -270,11 +312,13 @@ def read_lock(path: Path) -> dict:
         )
     for key, entry in datasets.items():
         ds = DATASETS_BY_KEY.get(key)
-        if ds is None:
-            raise FetchError(f"lock file {path}: unknown dataset key {key!r}; valid keys: {', '.join(DATASETS_BY_KEY)}")
+        if ds is None and not (registry.NAME_RE.fullmatch(str(key)) and isinstance(entry, dict)
+                               and registry.HUB_ID_RE.fullmatch(str(entry.get("hub_id", "")))):
+            raise FetchError(f"lock file {path}: unknown dataset key {key!r} (not a built-in key, and no hub_id of an "
+                             f"extra dataset); valid keys: {', '.join(DATASETS_BY_KEY)} or extra_datasets names")
         if not isinstance(entry, dict) or not COMMIT_RE.fullmatch(str(entry.get("revision", ""))):
             raise FetchError(f"lock file {path}: {key} has no 40-hex commit in \"revision\"")
-        if entry.get("hub_id", ds.hub_id) != ds.hub_id:
+        if ds is not None and entry.get("hub_id", ds.hub_id) != ds.hub_id:
             raise FetchError(f"lock file {path}: {key} is {entry.get('hub_id')}, but the contract says {ds.hub_id}")
         files = entry.get("files")
         if not isinstance(files, list) or not all(isinstance(f, dict) and "path" in f for f in files):
@@ -315,7 +359,7 @@ def _file_record(repo_dir: Path, path: str) -> dict:
     return {"path": path, "size": full.stat().st_size, "sha256": sha256_of(full)}
 
 
-def lock_entry(ds: RawDataset, raw_data_dir: Path, plan: "Plan") -> dict:
+def lock_entry(ds: Dataset, raw_data_dir: Path, plan: "Plan") -> dict:
     """What fetch.lock.json records for a dataset just downloaded:
 
     hub_id              the dataset's Hub id
@@ -328,8 +372,10 @@ def lock_entry(ds: RawDataset, raw_data_dir: Path, plan: "Plan") -> dict:
     endpoint            the Hub's address (HF_ENDPOINT without credentials)
     card                {path: "README.md", size, sha256} of the card downloaded beside the data, or null
     files               the data files, {path (repo path), size, sha256}, in the Hub's order
+    config, splits      (extra datasets only) the entry's config and splits (null: the default, all)
     """
     repo_dir = ds.repo_dir(raw_data_dir)
+    extra = {"config": ds.config, "splits": list(ds.splits) if ds.splits else None} if isinstance(ds, Entry) else {}
     return {
         "hub_id": ds.hub_id,
         "requested_revision": plan.requested_revision,
@@ -339,14 +385,19 @@ def lock_entry(ds: RawDataset, raw_data_dir: Path, plan: "Plan") -> dict:
         "endpoint": _public_endpoint(),
         "card": _file_record(repo_dir, CARD_NAME) if plan.card is not None else None,
         "files": [_file_record(repo_dir, path) for path in plan.files],
+        **extra,
     }
 
 
-def files_on_disk_match(ds: RawDataset, raw_data_dir: Path, entry: dict) -> bool:
-    """Does the local copy still resolve to the data files ``entry`` records, with the same sizes?"""
-    repo_dir = ds.repo_dir(raw_data_dir)
+def files_on_disk_match(key: str, raw_data_dir: Path, entry: dict) -> bool:
+    """Does the local copy of dataset ``key`` still resolve to the data files its lock ``entry``
+    records, with the same sizes? (An extra dataset's by the config and splits the entry records.)"""
+    ds = DATASETS_BY_KEY.get(key)
+    repo_dir = raw_data_dir / (ds.hub_id if ds is not None else str(entry.get("hub_id")))
     try:
-        on_disk = {f.path: (repo_dir / f.path).stat().st_size for f in local_data_files(repo_dir)}
+        files = local_data_files(repo_dir) if ds is not None else \
+            registry.local_files(repo_dir, entry.get("config"), entry.get("splits"))
+        on_disk = {f.path: (repo_dir / f.path).stat().st_size for f in files}
     except (OSError, ValueError):  # LayoutError is a ValueError
         return False
     return on_disk == {f.get("path"): f.get("size") for f in entry.get("files", [])}
@@ -388,10 +439,7 @@ def write_lock(raw_data_dir: Path, fetched: list[Fetched]) -> Path | None:
     previous = read_previous_lock(raw_data_dir)
     entries = {r.dataset.key: r.lock_entry for r in fetched if r.lock_entry is not None}
     for key, entry in previous.items():
-        if key in entries:
-            continue
-        ds = DATASETS_BY_KEY[key]
-        if files_on_disk_match(ds, raw_data_dir, entry):
+        if key not in entries and files_on_disk_match(key, raw_data_dir, entry):
             entries[key] = entry
     if not entries and not path.exists():
         return None
@@ -399,7 +447,9 @@ def write_lock(raw_data_dir: Path, fetched: list[Fetched]) -> Path | None:
         "lock_version": LOCK_VERSION,
         "written_by": "python -m preftools.fetch",
         "reproduce": f"python -m preftools.fetch --lock {LOCK_NAME} --raw-data-dir <dir>",
-        "datasets": {d.key: entries[d.key] for d in DATASETS if d.key in entries},
+        # the built-in datasets in contract order, then the extra datasets
+        "datasets": {**{d.key: entries[d.key] for d in DATASETS if d.key in entries},
+                     **{k: e for k, e in entries.items() if k not in DATASETS_BY_KEY}},
     }
     fd, tmp = tempfile.mkstemp(prefix=f".{LOCK_NAME}.", suffix=".tmp", dir=raw_data_dir)
     try:
@@ -434,7 +484,12 @@ def _endpoint() -> str:
     return constants.ENDPOINT
 
 
-def describe_error(exc: BaseException, ds: RawDataset, revision: str, local_dir: Path) -> FetchError:
+def _hub_id_source(ds: Dataset) -> str:
+    """Where the dataset's Hub id is written (to check it)."""
+    return f"hub_id of the extra_datasets entry {ds.key}" if isinstance(ds, Entry) else "the Hub id in preftools/contract.py"
+
+
+def describe_error(exc: BaseException, ds: Dataset, revision: str, local_dir: Path) -> FetchError:
     """Turn anything huggingface_hub/httpx2/the OS raises into one line naming the dataset."""
     import httpx2
     from huggingface_hub import errors as hf_errors
@@ -477,8 +532,8 @@ def describe_error(exc: BaseException, ds: RawDataset, revision: str, local_dir:
         return FetchError(f"{name}: the dataset is disabled on the Hub ({url})")
     if isinstance(exc, hf_errors.RepositoryNotFoundError):
         return FetchError(
-            f"{name}: dataset not found or not accessible (HTTP {_status(exc)}) at {url}; check the Hub id in "
-            f"preftools/contract.py, and if it is private or gated {LOGIN_HINT}"
+            f"{name}: dataset not found or not accessible (HTTP {_status(exc)}) at {url}; check "
+            f"{_hub_id_source(ds)}, and if it is private or gated {LOGIN_HINT}"
         )
     if isinstance(exc, hf_errors.RemoteEntryNotFoundError):
         return FetchError(f"{name}: a listed file is missing on the Hub (HTTP 404 {exc.response.url}); retry later")
@@ -494,7 +549,7 @@ def describe_error(exc: BaseException, ds: RawDataset, revision: str, local_dir:
                 f"conditions on the Hub), {LOGIN_HINT} with a read token"
             )
         if status == 404:
-            return FetchError(f"{name}: HTTP 404 not found at {url}{detail}; check the Hub id in preftools/contract.py and --revision")
+            return FetchError(f"{name}: HTTP 404 not found at {url}{detail}; check {_hub_id_source(ds)} and --revision")
         if status == 429:
             return FetchError(f"{name}: HTTP 429 rate limited by the Hub{detail}; wait and retry, or log in ({LOGIN_HINT})", global_=True)
         if status is not None and status >= 500:
@@ -608,13 +663,16 @@ def _json_columns(path: Path) -> list[str]:
         return [row[0] for row in con.execute("describe select * from read_json(?)", [str(path)]).fetchall()]
 
 
-def verify_dataset(ds: RawDataset, repo_dir: Path, files: list[str]) -> list[str]:
+def verify_dataset(ds: Dataset, repo_dir: Path, files: list[str]) -> list[str]:
     """Check the data files just downloaded (repo paths under ``repo_dir``) against the contract:
     a Parquet footer's columns and types (leniently, as DuckDB reads them); a JSON file's columns as
     DuckDB infers them, by name only (their types are checked by the build, macros/raw_inputs.sql).
-    One message per problem (without the dataset prefix)."""
+    One message per problem (without the dataset prefix). An extra dataset's files must have the
+    columns its entry maps (:func:`entry_column_problems`)."""
     import pyarrow.parquet as pq
 
+    if isinstance(ds, Entry):
+        return entry_column_problems(ds, repo_dir, files)
     problems: list[str] = []
     by_problem: dict[str, list[Path]] = defaultdict(list)
     for rel in files:
@@ -642,7 +700,43 @@ def verify_dataset(ds: RawDataset, repo_dir: Path, files: list[str]) -> list[str
     return problems
 
 
-def local_layout_problems(repo_dir: Path, plan: "Plan") -> list[str]:
+def entry_column_problems(entry: Entry, repo_dir: Path, files: list[str]) -> list[str]:
+    """The columns an extra dataset's entry maps (:meth:`Entry.top_level_columns`) that a data file
+    lacks (Parquet: its footer; JSON: the columns DuckDB infers); one line per missing column."""
+    import pyarrow.parquet as pq
+
+    problems: list[str] = []
+    missing: dict[str, list[Path]] = defaultdict(list)
+    names: dict[str, list[str]] = {}
+    for rel in files:
+        path = repo_dir / rel
+        try:
+            columns = pq.read_schema(path).names if file_format(rel) == "parquet" else _json_columns(path)
+        except Exception as exc:  # noqa: BLE001 - corrupt file, malformed JSON...
+            problems.append(f"cannot read the columns of {path}: {_one_line(exc)}")
+            continue
+        for column in entry.top_level_columns():
+            if column not in columns:
+                missing[column].append(path)
+                names.setdefault(column, columns)
+    mapped_as = {c: k for k, c in entry.columns.items() if isinstance(c, str)}
+    for column, paths in missing.items():
+        where = str(paths[0]) if len(paths) == 1 else f"{len(paths)} of {len(files)} files, e.g. {paths[0]}"
+        problems.append(
+            f"column {column} is missing (the extra_datasets entry maps {mapped_as.get(column, column)} to it; the file "
+            f"has {', '.join(names[column][:12])}) in {where}; fix `columns` of the entry"
+        )
+    return problems
+
+
+def _local_files(ds: Dataset, repo_dir: Path) -> list[str]:
+    """The data files the build reads in a local copy (an extra dataset's: of its config and splits)."""
+    if isinstance(ds, Entry):
+        return [f.path for f in registry.local_files(repo_dir, ds.config, ds.splits)]
+    return [f.path for f in local_data_files(repo_dir)]
+
+
+def local_layout_problems(ds: Dataset, repo_dir: Path, plan: "Plan") -> list[str]:
     """Does the local copy resolve, by the build's rule, to exactly the files downloaded?"""
     problems = []
     if plan.card is None and (repo_dir / CARD_NAME).is_file():
@@ -651,7 +745,7 @@ def local_layout_problems(repo_dir: Path, plan: "Plan") -> list[str]:
             "dataset card; delete it"
         )
     try:
-        local = [f.path for f in local_data_files(repo_dir)]
+        local = _local_files(ds, repo_dir)
     except LayoutError as exc:
         return problems + [f"the local copy {repo_dir} does not resolve to data files: {exc}"]
     for path in sorted(set(local) - set(plan.files)):
@@ -684,11 +778,11 @@ class Plan:
         return f"{self.requested_revision if self.source == 'repo' else CONVERT_REF} at {self.commit[:12]}"
 
 
-def _name(ds: RawDataset) -> str:
+def _name(ds: Dataset) -> str:
     return f"{ds.hub_id} ({ds.key})"
 
 
-def _listing(api, ds: RawDataset, revision: str, local_dir: Path, missing_ok: bool = False):
+def _listing(api, ds: Dataset, revision: str, local_dir: Path, missing_ok: bool = False):
     """(commit, {repo path: sibling}) of ``revision`` on the Hub; None for a revision that does not
     exist when ``missing_ok``."""
     from huggingface_hub import constants
@@ -707,7 +801,7 @@ def _listing(api, ds: RawDataset, revision: str, local_dir: Path, missing_ok: bo
     return info.sha, {s.rfilename: s for s in info.siblings}
 
 
-def _download_card(ds: RawDataset, commit: str, local_dir: Path) -> bytes:
+def _download_card(ds: Dataset, commit: str, local_dir: Path) -> bytes:
     """The card's bytes at ``commit`` (through huggingface_hub's cache: read before anything is
     written into the local copy, and not downloaded again for the same commit)."""
     from huggingface_hub import hf_hub_download
@@ -723,24 +817,59 @@ def _card_text(card: bytes | None) -> str | None:
     return None if card is None else card.decode("utf-8", errors="replace")
 
 
-def _conversion_files(ds: RawDataset, commit: str, siblings: dict) -> list[str]:
+def _conversion_files(ds: Dataset, commit: str, siblings: dict) -> list[str]:
     """The Parquet files of the default config on the conversion branch: ``<config>/<split>/NNNN.parquet``
-    under ``default/``, else under the only config folder."""
+    under ``default/``, else under the only config folder (an extra dataset's: of its config, and of
+    its splits as the build resolves them)."""
     parquet = [p for p in siblings if file_format(p) == "parquet" and p.count("/") >= 2]
     configs = sorted({p.split("/", 1)[0] for p in parquet})
     where = f"{CONVERT_REF} ({commit[:12]})"
     if not configs:
         raise FetchError(f"{_name(ds)}: the Hub's Parquet conversion {where} has no <config>/<split>/*.parquet files; retry later")
+    if isinstance(ds, Entry) and ds.config is not None:
+        if ds.config not in configs:
+            raise FetchError(f"{_name(ds)}: the Hub's Parquet conversion {where} has no config {ds.config} (it has: "
+                             f"{', '.join(configs)}); fix `config` of the extra_datasets entry")
+        # (the local copy has no card: the build reads the config's folder)
+        inside = [p for p in parquet if p.startswith(ds.config + "/")]
+        return _split_files(ds, registry.resolve_files(inside, None, ds.config), f"the Hub's Parquet conversion {where}")
     if "default" not in configs and len(configs) > 1:
         raise FetchError(
             f"{_name(ds)}: the Hub's Parquet conversion {where} has several configs ({', '.join(configs)}) "
             "and none is named default; this fetcher cannot choose one"
         )
     config = "default" if "default" in configs else configs[0]
-    return [f.path for f in resolve([p for p in parquet if p.startswith(config + "/")])]
+    files = resolve([p for p in parquet if p.startswith(config + "/")])
+    if isinstance(ds, Entry):
+        return _split_files(ds, files, f"the Hub's Parquet conversion {where}")
+    return [f.path for f in files]
 
 
-def plan_from_hub(api, ds: RawDataset, revision: str, local_dir: Path) -> Plan:
+def _split_files(ds: Entry, files: list, where: str) -> list[str]:
+    """The paths of ``files`` (resolved DataFiles) of the entry's splits; FetchError naming the
+    splits there are when one of the entry's has none."""
+    if ds.splits is not None:
+        found = {f.split for f in files}
+        absent = [s for s in ds.splits if s not in found]
+        if absent and files:
+            raise FetchError(f"{_name(ds)}: {where} has no split {', '.join(absent)} (its splits: "
+                             f"{', '.join(sorted(found))}); fix `splits` of the extra_datasets entry")
+        files = [f for f in files if f.split in ds.splits]
+    return [f.path for f in files]
+
+
+def _repo_files(ds: Dataset, paths: list[str], card: str | None, where: str) -> list[str]:
+    """The data files among a repo's ``paths`` by the Hub's rule (an extra dataset's: of its config
+    and splits); [] when the Hub's default patterns match nothing."""
+    try:
+        if isinstance(ds, Entry):
+            return _split_files(ds, registry.resolve_files(paths, card, ds.config), where)
+        return [f.path for f in resolve(paths, card)]
+    except LayoutError:  # the Hub's default patterns match nothing
+        return []
+
+
+def plan_from_hub(api, ds: Dataset, revision: str, local_dir: Path) -> Plan:
     """Resolve ``revision``, list the repo there, read its card, and pick its data files by the Hub's
     rule; without Parquet or JSON data files, pick those of the Hub's Parquet conversion."""
     commit, siblings = _listing(api, ds, revision, local_dir)
@@ -748,18 +877,21 @@ def plan_from_hub(api, ds: RawDataset, revision: str, local_dir: Path) -> Plan:
         return Plan(revision, commit, CONVERT_REF, commit, _conversion_files(ds, commit, siblings), None, siblings)
 
     card = _download_card(ds, commit, local_dir) if CARD_NAME in siblings else None
+    where = f"{revision} ({commit[:12]})"
     try:
-        choose_config(card_configs(_card_text(card)), None)
+        configs = card_configs(_card_text(card))
+        if configs or not isinstance(ds, Entry):  # (an entry's config without card configs: a folder)
+            choose_config(configs, ds.config if isinstance(ds, Entry) else None)
     except LayoutError as exc:
-        raise FetchError(f"{_name(ds)}: {CARD_NAME} at {revision} ({commit[:12]}): {exc}") from None
-    try:
-        files = [f.path for f in resolve(sorted(siblings), _card_text(card))]
-    except LayoutError:  # the Hub's default patterns match nothing
-        files = []
+        fix = "; fix `config` of the extra_datasets entry" if isinstance(ds, Entry) else ""
+        raise FetchError(f"{_name(ds)}: {CARD_NAME} at {revision} ({commit[:12]}): {exc}{fix}") from None
+    files = _repo_files(ds, sorted(siblings), _card_text(card), where)
     if files:
         return Plan(revision, commit, "repo", commit, files, card, siblings)
+    if isinstance(ds, Entry) and ds.config not in (None, "default") and not configs:
+        raise FetchError(f"{_name(ds)}: no Parquet or JSON data files in the folder {ds.config}/ at {where} (the card "
+                         "declares no configs, so `config` names a folder); fix `config` of the extra_datasets entry")
 
-    where = f"{revision} ({commit[:12]})"
     conversion = _listing(api, ds, CONVERT_REF, local_dir, missing_ok=True)
     if conversion is None:
         others = ", ".join(sorted(siblings)[:5]) or "no files"
@@ -776,7 +908,7 @@ def plan_from_hub(api, ds: RawDataset, revision: str, local_dir: Path) -> Plan:
     return Plan(revision, commit, CONVERT_REF, conv_commit, files, None, conv_siblings)
 
 
-def plan_from_lock(api, ds: RawDataset, pinned: dict, local_dir: Path) -> Plan:
+def plan_from_lock(api, ds: Dataset, pinned: dict, local_dir: Path) -> Plan:
     """The files of a lock entry, at its commit (the conversion branch's commit for a conversion)."""
     commit = pinned["revision"]
     _, siblings = _listing(api, ds, commit, local_dir)
@@ -795,7 +927,7 @@ def plan_from_lock(api, ds: RawDataset, pinned: dict, local_dir: Path) -> Plan:
     return Plan(requested, pinned["requested_commit"], pinned["source"], commit, files, card, siblings)
 
 
-def remove_stale(ds: RawDataset, repo_dir: Path, plan: Plan, previous: dict | None) -> list[str]:
+def remove_stale(ds: Dataset, repo_dir: Path, plan: Plan, previous: dict | None) -> list[str]:
     """Delete the files an earlier fetch of the dataset recorded (its lock entry's data files and card)
     that this fetch does not include, so the build does not read them; the repo paths removed."""
     if not previous:
@@ -816,7 +948,7 @@ def remove_stale(ds: RawDataset, repo_dir: Path, plan: Plan, previous: dict | No
     return removed
 
 
-def fetch_dataset(api, ds: RawDataset, raw_data_dir: Path, revision: str, pinned: dict | None = None,
+def fetch_dataset(api, ds: Dataset, raw_data_dir: Path, revision: str, pinned: dict | None = None,
                   previous: dict | None = None) -> Fetched:
     """Decide the files (:func:`plan_from_hub`, or :func:`plan_from_lock` for ``pinned``, a lock entry),
     download them and the card at the commit, remove the files of the ``previous`` fetch (its lock
@@ -854,7 +986,7 @@ def fetch_dataset(api, ds: RawDataset, raw_data_dir: Path, revision: str, pinned
               f"does not include: {shown}", flush=True)
 
     result.files = [local_dir / rel for rel in plan.files]
-    result.problems = verify_dataset(ds, local_dir, plan.files) + local_layout_problems(local_dir, plan)
+    result.problems = verify_dataset(ds, local_dir, plan.files) + local_layout_problems(ds, local_dir, plan)
     try:
         result.lock_entry = lock_entry(ds, raw_data_dir, plan)
     except OSError as exc:
@@ -980,7 +1112,20 @@ def main(argv: list[str] | None = None) -> int:
     if not hint[0].lstrip().startswith("("):
         print("Build the warehouse on them with:")
     print("\n".join(hint))
+    extras = [r.dataset.key for r in fetched if isinstance(r.dataset, Entry)]
+    if extras:
+        print(f"  the extra datasets ({', '.join(extras)}) are built with the vars that register them: "
+              + extra_build_hint(raw_data_dir, args.vars))
     return 0
+
+
+def extra_build_hint(raw_data_dir: Path, vars_arg: str | None) -> str:
+    """The dbt command that builds with the extra datasets of ``--vars`` (or of dbt_project.yml)."""
+    if vars_arg is None:
+        return "those of dbt_project.yml, so the command above"
+    is_file = Path(vars_arg).expanduser().is_file()
+    quoted = f'"$(cat {shlex.quote(vars_arg)})"' if is_file else shlex.quote(vars_arg)
+    return f"RAW_DATA_DIR={shlex.quote(str(raw_data_dir))} dbt build --vars {quoted}"
 
 
 def _entry() -> int:

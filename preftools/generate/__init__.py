@@ -1,4 +1,4 @@
-"""Deterministic sample-data generator for the five raw preference datasets.
+"""Deterministic sample-data generator for the five raw preference datasets (and stand-ins of the extra datasets).
 
 Writes the datasets in the Hugging Face Hub layout that the warehouse reads from
 ``$RAW_DATA_DIR``, each as Parquet or JSON Lines (``--format``; by default as on the Hub:
@@ -47,9 +47,18 @@ The bundled sample in ``sample_data/`` (the default ``RAW_DATA_DIR``) was made w
 
     python -m preftools.generate --seed 42 --scale 0.01 --text-length 0.25 --out sample_data
 
+Stand-ins of the extra datasets of examples/extra_datasets.yml (:data:`EXTRA_DATASETS`, by entry
+name) are written too, in their own Hub layouts, column names and types (``--format`` does not
+apply), from their own random streams, so the files above do not change with them:
+HuggingFaceH4/ultrafeedback_binarized, argilla/ultrafeedback-binarized-preferences-cleaned,
+RLHFlow/UltraFeedback-preference-standard, openbmb/UltraFeedback (JSON Lines per source) and
+Anthropic/hh-rlhf (gzipped JSON Lines per folder), with planted quirks listed in the manifest
+under ``extra_datasets``.
+
 The package, by dataset: :mod:`.common` (random streams, the text bank, Arrow string
 helpers), :mod:`.ultrafeedback`, :mod:`.code_ultrafeedback` (with RLHFlow's script),
-:mod:`.rever`, :mod:`.writer` (the Parquet and JSON files); :func:`generate` here runs them in
+:mod:`.rever`, :mod:`.writer` (the Parquet and JSON files), :mod:`.extra_common`,
+:mod:`.extra_pairs` and :mod:`.extra_openbmb` (the stand-ins); :func:`generate` here runs them in
 order and writes the manifest, ``__main__`` is the command line.
 
 Memory: every dataset is built and written a bounded chunk of rows at a time (UltraFeedback in
@@ -81,6 +90,8 @@ import numpy as np
 from preftools import contract
 from preftools.generate.code_ultrafeedback import generate_code_ultrafeedback, published_script_pairs
 from preftools.generate.common import GENERATOR_VERSION, MANIFEST_NAME, GenerationRun, TextBank
+from preftools.generate.extra_openbmb import generate_openbmb
+from preftools.generate.extra_pairs import cross_duplicates, generate_argilla, generate_h4, generate_hh, generate_rlhflow
 from preftools.generate.rever import REVER_SOURCE_P, REVER_UF_LINK_SHARE, generate_rever
 from preftools.generate.ultrafeedback import (
     CHUNK_ROWS,
@@ -101,13 +112,17 @@ from preftools.generate.writer import (
 )
 
 __all__ = [
-    "CHUNK_ROWS", "COMPRESSION", "CRITIQUE_TEMPLATES", "CRITIQUE_TEMPLATE_COMPOUND", "DEFAULT_FORMATS", "FORMATS",
-    "GENERATOR_VERSION", "MANIFEST_NAME", "ROW_GROUP_ROWS", "SHARD_COUNT", "SHARD_ROWS", "TextBank", "generate",
-    "parse_formats", "published_script_pairs", "rows_at_scale",
+    "CHUNK_ROWS", "COMPRESSION", "CRITIQUE_TEMPLATES", "CRITIQUE_TEMPLATE_COMPOUND", "DEFAULT_FORMATS", "EXTRA_DATASETS",
+    "FORMATS", "GENERATOR_VERSION", "MANIFEST_NAME", "ROW_GROUP_ROWS", "SHARD_COUNT", "SHARD_ROWS", "TextBank",
+    "generate", "parse_formats", "published_script_pairs", "rows_at_scale",
 ]
 
 REVER_DATASETS = {"rever_judge", "rever_rubric"}
 CODE_DATASETS = {"code_ultrafeedback", "code_ultrafeedback_standard"}
+# The stand-ins of the extra datasets of examples/extra_datasets.yml, by entry name (in the
+# registry's order: a cross-dataset duplicate repeats a pair of the stand-in before it).
+EXTRA_DATASETS = ("h4_ultrafeedback", "argilla_ultrafeedback_cleaned", "rlhflow_ultrafeedback",
+                  "openbmb_ultrafeedback", "hh_helpful")
 
 
 def rows_at_scale(scale: float) -> dict[str, int]:
@@ -132,7 +147,8 @@ def generate(out_dir: str | Path, seed: int = 42, scale: float = 0.01, progress:
     """Write the raw datasets under ``out_dir`` and return the manifest (also written as
     ``out_dir/_generator_manifest.json``).
 
-    ``datasets`` restricts the datasets written (keys of ``contract.DATASETS_BY_KEY``);
+    ``datasets`` restricts the datasets written (keys of ``contract.DATASETS_BY_KEY`` and of
+    :data:`EXTRA_DATASETS`);
     datasets that others depend on are still generated in memory.  ``text_length``
     scales the length of all free texts (used for the small bundled sample).  ``bad_rate``
     > 0 then plants every kind of bad value of :mod:`preftools.bad_values` on that share of
@@ -143,10 +159,12 @@ def generate(out_dir: str | Path, seed: int = 42, scale: float = 0.01, progress:
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    wanted = set(datasets) if datasets else set(contract.DATASETS_BY_KEY)
-    unknown = wanted - set(contract.DATASETS_BY_KEY)
+    wanted = set(datasets) if datasets else set(contract.DATASETS_BY_KEY) | set(EXTRA_DATASETS)
+    unknown = wanted - set(contract.DATASETS_BY_KEY) - set(EXTRA_DATASETS)
     if unknown:
         raise ValueError(f"unknown datasets: {sorted(unknown)}")
+    extras = wanted & set(EXTRA_DATASETS)
+    wanted -= extras
     file_formats = parse_formats(formats)
     counts = rows_at_scale(scale)
     started = time.perf_counter()
@@ -172,6 +190,8 @@ def generate(out_dir: str | Path, seed: int = 42, scale: float = 0.01, progress:
         generate_code_ultrafeedback(run, counts["code_ultrafeedback"], manifest)
     if need_rever:
         generate_rever(run, counts["rever_rubric"], links, manifest)
+    if extras:
+        generate_extras(run, scale, extras, manifest)
 
     if bad_rate:
         from preftools import bad_values
@@ -185,3 +205,23 @@ def generate(out_dir: str | Path, seed: int = 42, scale: float = 0.01, progress:
         f.write("\n")
     manifest["seconds"] = round(time.perf_counter() - started, 2)
     return manifest
+
+
+def generate_extras(run: GenerationRun, scale: float, wanted: set[str], manifest: dict) -> None:
+    """Write the stand-ins of :data:`EXTRA_DATASETS` in ``wanted`` (manifest ``extra_datasets``);
+    a stand-in another one repeats pairs of is still built (not written) when only that one is wanted."""
+    need_rlhflow = "rlhflow_ultrafeedback" in wanted
+    need_argilla = need_rlhflow or "argilla_ultrafeedback_cleaned" in wanted
+    n_from_h4, n_from_argilla = cross_duplicates(scale)
+    h4_donors = []
+    if need_argilla or "h4_ultrafeedback" in wanted:
+        h4_donors = generate_h4(run, scale, manifest, "h4_ultrafeedback" in wanted, n_from_h4 if need_argilla else 0)
+    if need_argilla:
+        argilla_donors = generate_argilla(run, scale, manifest, "argilla_ultrafeedback_cleaned" in wanted, h4_donors,
+                                          n_from_argilla if need_rlhflow else 0)
+        if need_rlhflow:
+            generate_rlhflow(run, scale, manifest, True, argilla_donors)
+    if "openbmb_ultrafeedback" in wanted:
+        generate_openbmb(run, scale, manifest)
+    if "hh_helpful" in wanted:
+        generate_hh(run, scale, manifest, True)

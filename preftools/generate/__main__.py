@@ -18,7 +18,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--scale", type=float, default=0.01, help="1.0 = upstream row counts")
     ap.add_argument("--out", required=True, help="output directory (the RAW_DATA_DIR)")
     ap.add_argument("--datasets", default=None,
-                    help="comma-separated subset of: " + ",".join(contract.DATASETS_BY_KEY))
+                    help="comma-separated subset of: " + ",".join(contract.DATASETS_BY_KEY)
+                    + " and the stand-ins of the extra datasets of examples/extra_datasets.yml: "
+                    + ",".join(preftools.generate.EXTRA_DATASETS))
     ap.add_argument("--text-length", type=float, default=1.0, help="factor on the length of free texts")
     ap.add_argument("--format", default=None, dest="formats",
                     help="file format per dataset, one of " + ", ".join(preftools.generate.FORMATS)
@@ -36,7 +38,9 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"--format: {exc}")
     manifest = generate(args.out, seed=args.seed, scale=args.scale, progress=not args.no_progress, datasets=datasets,
                         text_length=args.text_length, bad_rate=args.bad_rate, formats=formats)
-    print(json.dumps({"rows": manifest["rows"], "rever_integrity_breaks": len(manifest["rever_integrity_breaks"]),
+    extra_rows = {key: sum(extra["rows"].values()) for key, extra in manifest.get("extra_datasets", {}).items()}
+    print(json.dumps({"rows": manifest["rows"], "extra_dataset_rows": extra_rows,
+                      "rever_integrity_breaks": len(manifest["rever_integrity_breaks"]),
                       "seconds": manifest["seconds"]}, indent=1))
     return 0
 

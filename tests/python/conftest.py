@@ -57,11 +57,42 @@ def dbt_env(raw_dir: Path | str, duckdb_path: Path | str, work_dir: Path, **extr
     return env
 
 
+# The registry entries the generated data has stand-ins for (examples/extra_datasets.yml, with its
+# mixture): the session build registers them, so every mart includes the five extra datasets.
+REGISTRY_VARS: dict = __import__("yaml").safe_load((REPO / "examples" / "extra_datasets.yml").read_text())
+
+
+def with_registry(args: list[str], raw_dir) -> list[str]:
+    """``args`` with the example registry (REGISTRY_VARS) merged into its ``--vars`` when
+    ``raw_dir`` holds every entry's dataset (generated data does), so that a test's build of the
+    generated data builds what the session build built. Vars the test gives win."""
+    import json
+
+    import yaml
+
+    entries = REGISTRY_VARS["extra_datasets"]
+    if not args or args[0] == "parse" or not all((Path(raw_dir) / e["hub_id"]).is_dir() for e in entries):
+        return args
+    args = list(args)
+    given = {}
+    if "--vars" in args:
+        i = args.index("--vars")
+        given = yaml.safe_load(args[i + 1]) or {}
+        del args[i:i + 2]
+    merged = {**REGISTRY_VARS, **given}
+    if "datasets" in given and "mixture" not in given:  # a built-in group left out leaves the mixture too
+        builtin = {"ultrafeedback", "code_ultrafeedback", "rever"}
+        merged["mixture"] = {k: v for k, v in REGISTRY_VARS["mixture"].items() if k not in builtin or k in given["datasets"]}
+    return [*args, "--vars", json.dumps(merged)]
+
+
 def run_dbt(args: list[str], raw_dir, duckdb_path, work_dir: Path, check: bool = True,
             **extra_env: str) -> DbtResult:
-    """Run the dbt CLI from the repo root against ``raw_dir`` into ``duckdb_path``."""
+    """Run the dbt CLI from the repo root against ``raw_dir`` into ``duckdb_path`` (with the
+    example registry when ``raw_dir`` has its datasets: :func:`with_registry`)."""
     work_dir.mkdir(parents=True, exist_ok=True)
     env = dbt_env(raw_dir, duckdb_path, work_dir, **extra_env)
+    args = with_registry(args, raw_dir)
     proc = subprocess.run([DBT, *args], cwd=REPO, env=env, capture_output=True, text=True)
     result = DbtResult(proc.returncode, proc.stdout, proc.stderr)
     if check and proc.returncode != 0:

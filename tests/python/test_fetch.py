@@ -756,3 +756,213 @@ def test_bad_lock_files(tmp_path, change, needle):
     proc = run_fetch(tmp_path, "http://127.0.0.1:9", "--raw-data-dir", str(tmp_path / "raw"), "--lock", str(lock_file))
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
     assert needle in proc.stderr and str(lock_file) in proc.stderr, proc.stderr
+
+
+# --------------------------------------------------------------------------------------------
+# extra datasets (the dbt var extra_datasets): the entries of examples/extra_datasets.yml, one of
+# each shape and layout, on the generator's stand-ins of their Hub repos
+
+EXAMPLES = REPO_ROOT / "examples" / "extra_datasets.yml"
+EXTRA_NAMES = ("h4_ultrafeedback", "argilla_ultrafeedback_cleaned", "rlhflow_ultrafeedback", "openbmb_ultrafeedback",
+               "hh_helpful")
+
+
+@pytest.fixture(scope="module")
+def stand_ins(tmp_path_factory) -> Path:
+    """The generator's stand-ins of the five extra datasets (every file of each repo, cards too), small."""
+    from preftools.generate import generate
+
+    out = tmp_path_factory.mktemp("stand_ins")
+    generate(out, seed=7, scale=0.0001, progress=False, text_length=0.25, datasets=list(EXTRA_NAMES))
+    return out
+
+
+def _entries(vars_arg: str | Path = EXAMPLES) -> dict:
+    from preftools import registry
+
+    return {e.name: e for e in registry.extra_datasets(registry.load_vars(str(vars_arg)))}
+
+
+def _host_stand_ins(hub: FakeHub, stand_ins: Path) -> None:
+    for entry in _entries().values():
+        repo = entry.repo_dir(stand_ins)
+        hub.repos[entry.hub_id] = {p.relative_to(repo).as_posix(): p.read_bytes() for p in repo.rglob("*") if p.is_file()}
+        hub.repos[entry.hub_id][".gitattributes"] = b"*.parquet filter=lfs\n"
+
+
+def _expected_paths(entry, stand_ins: Path) -> list[str]:
+    """The entry's files in the full repo, by the registry's rule (its config and splits)."""
+    from preftools import registry
+
+    return [p.relative_to(entry.repo_dir(stand_ins)).as_posix() for p in registry.data_files(entry, stand_ins)]
+
+
+def _error_lines(proc: subprocess.CompletedProcess) -> list[str]:
+    """The error lines of a failed run: the fetcher's, or argparse's for a bad argument."""
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    return [line for line in proc.stderr.splitlines() if "error:" in line]
+
+
+def test_fetch_extra_datasets_of_each_shape(hub, stand_ins, tmp_path):
+    for ds in DATASETS:
+        hub.repos[ds.hub_id] = contract_files(ds.schema)
+    _host_stand_ins(hub, stand_ins)
+    entries = _entries()
+    raw = tmp_path / "raw"
+
+    proc = run_fetch(tmp_path, hub.endpoint, "--raw-data-dir", str(raw), "--vars", str(EXAMPLES))
+    assert proc.returncode == 0, proc.stderr
+    from preftools import registry
+
+    expected = {name: _expected_paths(entry, stand_ins) for name, entry in entries.items()}
+    # the entry's config and splits only: H4's train_prefs (not train_sft, test_prefs), hh's helpful-base
+    assert expected["h4_ultrafeedback"] == ["data/train_prefs-00000-of-00001.parquet"]
+    assert expected["hh_helpful"] == ["helpful-base/train.jsonl.gz", "helpful-base/test.jsonl.gz"]
+    assert len(expected["openbmb_ultrafeedback"]) == 6
+    for name, entry in entries.items():
+        repo = entry.repo_dir(raw)
+        assert _fetched_paths(hub, entry.hub_id) == {*expected[name], "README.md"}, name
+        assert registry.data_files(entry, raw) == [repo / p for p in expected[name]], name
+        for path in expected[name] + ["README.md"]:
+            assert (repo / path).read_bytes() == hub.repos[entry.hub_id][path], (name, path)
+    assert not (raw / "Anthropic/hh-rlhf/harmless-base").exists()
+    assert not (raw / "HuggingFaceH4/ultrafeedback_binarized/data/train_sft-00000-of-00001.parquet").exists()
+    lock = _read_lock(raw)["datasets"]
+    assert list(lock) == [ds.key for ds in DATASETS] + list(EXTRA_NAMES)
+    assert (lock["hh_helpful"]["config"], lock["hh_helpful"]["splits"]) == ("helpful-base", None)
+    assert (lock["h4_ultrafeedback"]["config"], lock["h4_ultrafeedback"]["splits"]) == (None, ["train_prefs"])
+    assert [f["path"] for f in lock["openbmb_ultrafeedback"]["files"]] == expected["openbmb_ultrafeedback"]
+    assert f'dbt build --vars "$(cat {EXAMPLES})"' in proc.stdout, proc.stdout
+
+    # A later fetch without the vars keeps the extra datasets' lock entries while their files are unchanged.
+    proc = run_fetch(tmp_path, hub.endpoint, "--raw-data-dir", str(raw), "--datasets", "rever_judge")
+    assert proc.returncode == 0, proc.stderr
+    assert _read_lock(raw)["datasets"] == lock
+
+    # --lock reproduces them (with the vars that register them) ...
+    again = tmp_path / "again"
+    proc = run_fetch(tmp_path, hub.endpoint, "--raw-data-dir", str(again), "--lock", str(raw / "fetch.lock.json"),
+                     "--vars", str(EXAMPLES))
+    assert proc.returncode == 0, proc.stderr
+    assert _read_lock(again)["datasets"] == lock
+    # ... and says which vars are missing without them
+    proc = run_fetch(tmp_path, hub.endpoint, "--raw-data-dir", str(tmp_path / "third"), "--lock",
+                     str(raw / "fetch.lock.json"))
+    (line,) = _error_lines(proc)
+    assert "h4_ultrafeedback" in line and "not in extra_datasets" in line and "--vars" in line, line
+
+
+def _one_entry(**change) -> str:
+    """--vars YAML with examples/extra_datasets.yml's H4 entry (or hh's for name=hh_helpful) changed."""
+    import yaml
+
+    entries = {e["name"]: e for e in yaml.safe_load(EXAMPLES.read_text())["extra_datasets"]}
+    entry = dict(entries[change.pop("entry", "h4_ultrafeedback")])
+    for key, value in change.items():
+        if value is None:
+            entry.pop(key, None)
+        else:
+            entry[key] = value
+    return yaml.safe_dump({"extra_datasets": [entry]}, default_flow_style=True, width=10_000).strip()
+
+
+@pytest.mark.parametrize("vars_yaml, needles", [
+    (_one_entry(shape="pairs"), ["extra_datasets entry 1 (h4_ultrafeedback)", "`shape`", "preference, rated_completions"]),
+    (_one_entry(hub_id="ultrafeedback_binarized"), ["`hub_id`", "org/name"]),
+    (_one_entry(name="ultrafeedback"), ["`name`", "built-in"]),
+    (_one_entry(columns={"chosen": "chosen"}), ["`columns` has no rejected"]),
+    ("[1, 2]", ["--vars", "YAML mapping"]),
+])
+def test_a_wrong_entry_is_one_line(tmp_path, vars_yaml, needles):
+    proc = run_fetch(tmp_path, "http://127.0.0.1:9", "--raw-data-dir", str(tmp_path / "raw"), "--vars", vars_yaml)
+    (line,) = _error_lines(proc)
+    assert all(n in line for n in needles), line
+
+
+@pytest.mark.parametrize("change, needles", [
+    ({"columns": {"prompt": "prompt", "chosen": "chosen", "rejected": "rejected", "chosen_score": "score_of_chosen"}},
+     ["HuggingFaceH4/ultrafeedback_binarized (h4_ultrafeedback)", "column score_of_chosen is missing",
+      "maps chosen_score to it", "train_prefs-00000-of-00001.parquet"]),
+    ({"splits": ["train_prefs", "train_gen"]}, ["has no split train_gen", "its splits: test_prefs, train_prefs, train_sft",
+                                                "fix `splits`"]),
+    ({"entry": "hh_helpful", "config": "helpful-online"}, ["Anthropic/hh-rlhf (hh_helpful)", "folder helpful-online/",
+                                                           "fix `config`"]),
+    ({"config": "sft"}, ["config 'sft' is not in the card's configs (default)", "fix `config`"]),
+    ({"entry": "openbmb_ultrafeedback", "columns": {"prompt": "prompt", "completions": "completions",
+                                                    "response": "response", "rating": ["annotations.honesty.Rating"]}},
+     ["column prompt is missing", "6 of 6 files"]),
+])
+def test_an_entry_that_does_not_fit_its_dataset_is_one_line(hub, stand_ins, tmp_path, change, needles):
+    _host_stand_ins(hub, stand_ins)
+    vars_yaml = _one_entry(**change)
+    proc = run_fetch(tmp_path, hub.endpoint, "--raw-data-dir", str(tmp_path / "raw"), "--vars", vars_yaml,
+                     "--datasets", yaml_name(vars_yaml))
+    (line,) = _error_lines(proc)
+    assert all(n in line for n in needles), line
+
+
+def yaml_name(vars_yaml: str) -> str:
+    import yaml
+
+    return yaml.safe_load(vars_yaml)["extra_datasets"][0]["name"]
+
+
+def test_extra_dataset_refetch_removes_stale_files_and_uses_the_conversion(hub, stand_ins, tmp_path):
+    _host_stand_ins(hub, stand_ins)
+    h4 = _entries()["h4_ultrafeedback"]
+    raw, repo = tmp_path / "raw", h4.repo_dir(tmp_path / "raw")
+    train, test = "data/train_prefs-00000-of-00001.parquet", "data/test_prefs-00000-of-00001.parquet"
+    proc = run_fetch(tmp_path, hub.endpoint, "--raw-data-dir", str(raw), "--vars", _one_entry(), "--datasets", h4.name)
+    assert proc.returncode == 0, proc.stderr
+    assert (repo / train).is_file() and not (repo / test).exists()
+
+    # Other splits in the entry: the earlier fetch's file goes.
+    proc = run_fetch(tmp_path, hub.endpoint, "--raw-data-dir", str(raw), "--vars", _one_entry(splits=["test_prefs"]),
+                     "--datasets", h4.name)
+    assert proc.returncode == 0, proc.stderr
+    assert f"{h4.hub_id}: removed 1 file(s) of the earlier fetch" in proc.stdout and train in proc.stdout, proc.stdout
+    assert not (repo / train).exists() and (repo / test).is_file()
+
+    # A repo without Parquet or JSON data: the Hub's Parquet conversion, as for the built-in datasets.
+    hh = _entries()["hh_helpful"]
+    rows = pa.table({"chosen": ["\n\nHuman: hi\n\nAssistant: hello"], "rejected": ["\n\nHuman: hi\n\nAssistant: no"]})
+    hub.repos[hh.hub_id] = {"README.md": b"---\nlicense: mit\n---\n", "helpful-base/train.csv": b"chosen,rejected\n"}
+    conv_sha = hub.set_ref(hh.hub_id, CONVERT_REF, {"default/train/0000.parquet": parquet_bytes(rows)})
+    proc = run_fetch(tmp_path, hub.endpoint, "--raw-data-dir", str(raw), "--datasets", hh.name,
+                     "--vars", _one_entry(entry="hh_helpful", config=None))
+    assert proc.returncode == 0, proc.stderr
+    assert f"using the Hub's Parquet conversion refs/convert/parquet ({conv_sha[:12]})" in proc.stdout, proc.stdout
+    from preftools import registry
+
+    hh = _entries(_one_entry(entry="hh_helpful", config=None))["hh_helpful"]
+    assert registry.data_files(hh, raw) == [hh.repo_dir(raw) / "default/train/0000.parquet"]
+    assert _read_lock(raw)["datasets"]["hh_helpful"]["source"] == CONVERT_REF
+
+
+def test_registry_vars_and_files(tmp_path):
+    """The registry reads the vars as dbt does (dbt_project.yml, overridden key by key by --vars, YAML
+    text or a file) and picks an entry's files by the Hub's rule with its config (a folder when the
+    card declares no configs, as hh-rlhf's) and splits."""
+    from preftools import registry
+
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "dbt_project.yml").write_text("name: x\nvars:\n  random_seed: 7\n  extra_datasets: []\n")
+    assert registry.load_vars(None, project) == {"random_seed": 7, "extra_datasets": []}
+    assert registry.load_vars("{random_seed: 8}", project) == {"random_seed": 8, "extra_datasets": []}
+    assert registry.load_vars(str(EXAMPLES), project)["random_seed"] == 7
+    assert [e.name for e in registry.extra_datasets(registry.load_vars(str(EXAMPLES), project))] == list(EXTRA_NAMES)
+    assert registry.load_vars(None, tmp_path / "no_project") == {}
+    with pytest.raises(ValueError, match="used twice"):
+        registry.extra_datasets({"extra_datasets": [{"name": "a", "hub_id": "o/a", "shape": "transcript",
+                                                     "columns": {"chosen": "c", "rejected": "r"}}] * 2})
+
+    hh = ["README.md", "helpful-base/train.jsonl.gz", "helpful-base/test.jsonl.gz", "harmless-base/train.jsonl.gz"]
+    card = "---\nlicense: mit\n---\n"
+    assert [f.path for f in registry.resolve_files(hh, card, "helpful-base")] == \
+        ["helpful-base/train.jsonl.gz", "helpful-base/test.jsonl.gz"]
+    assert [f.path for f in registry.resolve_files(hh, card, "helpful-base", ["test"])] == ["helpful-base/test.jsonl.gz"]
+    assert len(registry.resolve_files(hh, card, "default")) == len(registry.resolve_files(hh, card)) == 3
+    assert registry.resolve_files(hh, card, "helpful-online") == []
+    with_configs = CARD_WITH_CONFIGS.decode()
+    assert [f.path for f in registry.resolve_files(hh, with_configs, "helpful-base")] == ["helpful-base/train.jsonl.gz"]

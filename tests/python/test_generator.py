@@ -142,7 +142,7 @@ def test_deterministic(gen, tmp_path):
     generate(other, seed=43, scale=SCALE, progress=False, text_length=TEXT)
     a, b = _digest(out), _digest(other)
     assert a.keys() == b.keys()
-    assert all(a[k] != b[k] for k in a)
+    assert all(a[k] != b[k] for k in a if not k.endswith("README.md"))  # (the stand-ins' cards are fixed texts)
 
 
 # ---------------------------------------------------------------------------------- formats
@@ -678,3 +678,286 @@ def test_writes_in_bounded_chunks(tmp_path, monkeypatch):
         small_peak, large_peak = (max(b for _, b in calls[key]) for calls in (small_calls, large_calls))
         assert large_peak < 2 * small_peak, (key, small_peak, large_peak)
     assert large["files"]["rever_rubric"][0] == "OpenRubrics/ReVeR-Traces-Rubric/data/train-00000-of-00007.jsonl"
+
+
+# ---------------------------------------------------------- stand-ins of the extra datasets
+# (the entries of examples/extra_datasets.yml; preftools/generate/extra_*.py)
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "extra_datasets.yml"
+# Each repo's files as on the Hub, and the real row counts they scale.
+EXTRA_FILES = {
+    "h4_ultrafeedback": {"README.md": None, "data/test_prefs-00000-of-00001.parquet": 2000,
+                         "data/train_prefs-00000-of-00001.parquet": 61135,
+                         "data/train_sft-00000-of-00001.parquet": 61135},
+    "argilla_ultrafeedback_cleaned": {"README.md": None, "data/train-00000-of-00001.parquet": 60917},
+    "rlhflow_ultrafeedback": {"README.md": None, "data/train-00000-of-00001.parquet": 340000},
+    "openbmb_ultrafeedback": {"README.md": None, "evol_instruct.jsonl": 10000, "false_qa.jsonl": 2339,
+                              "flan.jsonl": 20939, "sharegpt.jsonl": 19949, "truthful_qa.jsonl": 811,
+                              "ultrachat.jsonl": 9929},
+    "hh_helpful": {"README.md": None, "harmless-base/test.jsonl.gz": 2312, "harmless-base/train.jsonl.gz": 42537,
+                   "helpful-base/test.jsonl.gz": 2354, "helpful-base/train.jsonl.gz": 43835},
+}
+MESSAGES = pa.list_(pa.struct([("content", pa.string()), ("role", pa.string())]))
+EXTRA_SCHEMAS = {
+    "h4_ultrafeedback": pa.schema([("prompt", pa.string()), ("prompt_id", pa.string()), ("chosen", MESSAGES),
+                                   ("rejected", MESSAGES), ("messages", MESSAGES), ("score_chosen", pa.float64()),
+                                   ("score_rejected", pa.float64())]),
+    "argilla_ultrafeedback_cleaned": pa.schema([
+        ("source", pa.string()), ("prompt", pa.string()), ("chosen", MESSAGES), ("chosen-rating", pa.float64()),
+        ("chosen-model", pa.string()), ("rejected", MESSAGES), ("rejected-rating", pa.float64()),
+        ("rejected-model", pa.string())]),
+    "rlhflow_ultrafeedback": pa.schema([("rejected", MESSAGES), ("chosen", MESSAGES), ("chosen_score", pa.string()),
+                                        ("rejected_score", pa.string())]),
+}
+# planted quirk -> the integrity flag of preference_pairs it is to raise (None: a shape, no flag)
+QUIRK_FLAG = {"identical_responses": "identical_responses", "empty_response": "empty_response",
+              "inverted_scores": "score_not_higher", "tied_scores": "score_not_higher",
+              "na_score": "unparseable_score", "unparseable_score": "unparseable_score",
+              "score_out_of_range": "score_out_of_range", "duplicate_pair": "duplicate_pair",
+              "cross_dataset_duplicate": "cross_dataset_duplicate", "differ_before_last_turn": None}
+
+
+@pytest.fixture(scope="module")
+def entries():
+    from preftools import registry
+
+    return {e.name: e for e in registry.extra_datasets(registry.load_vars(str(EXAMPLES)))}
+
+
+def _raw_rows(entry, out: Path):
+    """(file, row number, row) of an entry's rows: its files by the registry's rule, each read as is."""
+    from preftools import registry
+
+    for path in registry.data_files(entry, out):
+        rows = pq.read_table(path).to_pylist() if path.suffix == ".parquet" else _json_lines(path)
+        for i, row in enumerate(rows):
+            yield path.relative_to(entry.repo_dir(out)).as_posix(), i, row
+
+
+def _number(value) -> float | None:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    try:
+        return float(str(value).strip()) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _turns(transcript: str) -> list[dict]:
+    parts = re.split(r"(\n\nHuman:|\n\nAssistant:)", transcript)
+    turns = [{"role": "user", "content": parts[0].strip()}] if parts[0].strip() else []
+    return turns + [{"role": "user" if "Human" in m else "assistant", "content": c.strip()}
+                    for m, c in zip(parts[1::2], parts[2::2])]
+
+
+def _implicit_prompt(chosen: list, rejected: list) -> tuple[list, list, list]:
+    k = 0
+    while k < min(len(chosen), len(rejected)) and chosen[k] == rejected[k]:
+        k += 1
+    users = [i for i in range(k) if chosen[i]["role"] == "user"]
+    return (chosen[:users[-1] + 1], chosen[users[-1] + 1:], rejected[users[-1] + 1:]) if users else ([], chosen, rejected)
+
+
+def _pairs(entry, out: Path):
+    """(file, row, prompt, chosen, rejected, scores) by the rules of the extra-datasets spec."""
+    c = entry.columns
+    for f, i, row in _raw_rows(entry, out):
+        chosen, rejected = row[c["chosen"]], row[c["rejected"]]
+        if entry.shape == "transcript":
+            prompt, chosen, rejected = _implicit_prompt(_turns(chosen), _turns(rejected))
+        elif "prompt" in c:
+            prompt = [{"role": "user", "content": row[c["prompt"]]}]
+            chosen, rejected = (m[1:] if m[:1] == prompt else m for m in (chosen, rejected))
+        else:
+            prompt, chosen, rejected = _implicit_prompt(chosen, rejected)
+        scores = (_number(row[c["chosen_score"]]), _number(row[c["rejected_score"]])) if "chosen_score" in c else None
+        yield f, i, prompt, chosen, rejected, scores
+
+
+def _flags(entries: dict, out: Path) -> dict[str, dict[tuple, list[str]]]:
+    """The integrity flags of every pair of the preference and transcript entries, by (file, row)."""
+    def normal(messages):
+        return tuple((m["role"], " ".join(m["content"].lower().split())) for m in messages)
+
+    def blank(messages):
+        return not messages or all(not (m["content"] or "").strip() for m in messages)
+
+    flags, earlier = {}, set()
+    for name, entry in entries.items():
+        if entry.shape == "rated_completions":
+            continue
+        lo, hi = entry.spec.get("score_range", (None, None))
+        seen, mine, found = set(), set(), {}
+        for f, i, prompt, chosen, rejected, scores in _pairs(entry, out):
+            got = []
+            if chosen == rejected:
+                got.append("identical_responses")
+            if blank(chosen) or blank(rejected):
+                got.append("empty_response")
+            if scores is not None:
+                if None in scores:
+                    got.append("unparseable_score")
+                elif scores[0] <= scores[1]:
+                    got.append("score_not_higher")
+                if any(s is not None and not lo <= s <= hi for s in scores):
+                    got.append("score_out_of_range")
+            key = json.dumps([prompt, chosen, rejected])
+            if key in seen:
+                got.append("duplicate_pair")
+            seen.add(key)
+            if (normal(prompt), normal(chosen), normal(rejected)) in earlier:
+                got.append("cross_dataset_duplicate")
+            mine.add((normal(prompt), normal(chosen), normal(rejected)))
+            if got:
+                found[(f, i)] = sorted(got)
+        earlier |= mine
+        flags[name] = found
+    return flags
+
+
+def test_extra_stand_ins_layout_types_and_sizes(gen, entries):
+    """Each stand-in in its Hub repo's layout (files, cards), column names and types, the real row
+    counts times the scale (at least 50 rows in the files the entry reads); the registry entries
+    of examples/extra_datasets.yml pick exactly their files."""
+    out, manifest = gen
+    import yaml
+
+    from preftools import registry
+
+    for name, files in EXTRA_FILES.items():
+        entry, section = entries[name], manifest["extra_datasets"][name]
+        repo = entry.repo_dir(out)
+        assert sorted(p.relative_to(repo).as_posix() for p in repo.rglob("*") if p.is_file()) == sorted(files), name
+        main = sum(files[f] for f in section["entry_files"])
+        factor = max(SCALE, 50 / main)
+        assert section["rows"] == {f: max(1, round(n * factor)) for f, n in files.items() if n}, name
+        assert sorted(section["files"]) == sorted(f"{entry.hub_id}/{f}" for f in files if files[f]), name
+        picked = [p.relative_to(repo).as_posix() for p in registry.data_files(entry, out)]
+        assert picked == section["entry_files"], name
+        assert sum(1 for _ in _raw_rows(entry, out)) == sum(section["rows"][f] for f in picked) >= 50, name
+        for f in files:
+            if f.endswith(".parquet"):
+                assert pq.read_schema(repo / f).equals(EXTRA_SCHEMAS[name], check_metadata=False), (name, f)
+            elif files[f]:
+                assert count_rows(repo / f) == section["rows"][f], (name, f)
+    # the cards: H4's names its splits (configs), hh-rlhf's and openbmb's name none, as upstream
+    front = {name: yaml.safe_load((entries[name].repo_dir(out) / "README.md").read_text().split("---")[1])
+             for name in EXTRA_FILES}
+    assert [s["split"] for s in front["h4_ultrafeedback"]["configs"][0]["data_files"]] == \
+        ["train_prefs", "train_sft", "test_prefs"]
+    assert "configs" not in front["hh_helpful"] and "configs" not in front["openbmb_ultrafeedback"]
+    # H4: prompt_id is the sha256 of the prompt; messages = chosen = [user prompt, assistant]; train_sft = train_prefs
+    h4 = entries["h4_ultrafeedback"].repo_dir(out) / "data"
+    rows = pq.read_table(h4 / "train_prefs-00000-of-00001.parquet").to_pylist()
+    assert pq.read_table(h4 / "train_sft-00000-of-00001.parquet").to_pylist() == rows
+    assert all(r["prompt_id"] == hashlib.sha256(r["prompt"].encode()).hexdigest() and r["messages"] == r["chosen"]
+               and [m["role"] for m in r["chosen"]] == ["user", "assistant"] for r in rows)
+    # hh-rlhf: whole transcripts, {chosen, rejected}
+    for f, _, row in _raw_rows(entries["hh_helpful"], out):
+        assert list(row) == ["chosen", "rejected"] and row["chosen"].startswith("\n\nHuman: "), f
+    # openbmb: one file per source, string ratings, the completion's fields as upstream
+    first = _json_lines(entries["openbmb_ultrafeedback"].repo_dir(out) / "flan.jsonl")[0]
+    assert list(first) == ["source", "instruction", "models", "completions", "correct_answers", "incorrect_answers"]
+    assert first["source"].startswith("flan_v2_")
+    assert list(first["completions"][0]) == ["annotations", "critique", "custom_system_prompt", "fine-grained_score",
+                                             "model", "overall_score", "principle", "response"]
+    assert list(first["completions"][0]["annotations"]["truthfulness"]) == ["Rating", "Rationale",
+                                                                            "Rationale For Rating", "Type"]
+
+
+def test_extra_stand_ins_planted_quirks_are_the_flags(gen, entries):
+    """Every planted quirk raises its integrity flag (by the rules of the extra-datasets spec) on its
+    row, and no other row of the pair datasets is flagged: the manifest's planted rows are the flags."""
+    out, manifest = gen
+    flags = _flags(entries, out)
+    for name, found in flags.items():
+        planted = manifest["extra_datasets"][name]["planted"]
+        assert all(len(rows) >= 2 for rows in planted.values()), (name, planted)
+        expected = {tuple(row): [QUIRK_FLAG[q]] for q, rows in planted.items() if QUIRK_FLAG[q] for row in rows}
+        assert found == expected, name
+        assert manifest["extra_datasets"][name]["planted_counts"] == {q: len(r) for q, r in planted.items()}
+    for quirk in ("inverted_scores", "tied_scores", "score_out_of_range", "empty_response", "identical_responses",
+                  "duplicate_pair"):
+        assert quirk in manifest["extra_datasets"]["h4_ultrafeedback"]["planted"], quirk
+    assert {"na_score", "unparseable_score", "cross_dataset_duplicate"} <= set(
+        manifest["extra_datasets"]["rlhflow_ultrafeedback"]["planted"])
+    # the cross-dataset duplicates differ from their source in letter case and white space (argilla)
+    h4_pairs = {json.dumps([p, c, r]) for _, _, p, c, r, _ in _pairs(entries["h4_ultrafeedback"], out)}
+    argilla = {(f, i): json.dumps([p, c, r]) for f, i, p, c, r, _ in _pairs(entries["argilla_ultrafeedback_cleaned"], out)}
+    for f, i in manifest["extra_datasets"]["argilla_ultrafeedback_cleaned"]["planted"]["cross_dataset_duplicate"]:
+        assert argilla[(f, i)] not in h4_pairs
+
+
+def test_extra_stand_ins_shapes(gen, entries):
+    """The shapes a registry entry has to handle: RLHFlow's implicit prompts (multi-turn, a leading
+    system turn), hh-rlhf's transcripts (multi-turn, a pair that differs before the last turn, an
+    empty last "Assistant:" turn), openbmb's rated completions (none, all tied, one unrated)."""
+    out, manifest = gen
+    rlhflow = manifest["extra_datasets"]["rlhflow_ultrafeedback"]
+    prompts = [p for *_, p, _c, _r, _s in _pairs(entries["rlhflow_ultrafeedback"], out)]
+    assert sum(p[0]["role"] == "system" for p in prompts) == rlhflow["rows_system_turn"] > 0
+    assert sum(sum(m["role"] == "user" for m in p) > 1 for p in prompts) == rlhflow["rows_multi_turn"] > 0
+    assert {s for *_, s in _pairs(entries["rlhflow_ultrafeedback"], out) if None not in s} and all(
+        isinstance(r["chosen_score"], str) for _, _, r in _raw_rows(entries["rlhflow_ultrafeedback"], out))
+
+    hh = manifest["extra_datasets"]["hh_helpful"]
+    pairs = {(f, i): (p, c, r) for f, i, p, c, r, _ in _pairs(entries["hh_helpful"], out)}
+    transcripts = [_turns(row["chosen"]) for _, _, row in _raw_rows(entries["hh_helpful"], out)]
+    assert sum(sum(m["role"] == "user" for m in t) > 1 for t in transcripts) == hh["rows_multi_turn"] > 0
+    for f, i in hh["planted"]["differ_before_last_turn"]:
+        _, chosen, rejected = pairs[(f, i)]
+        assert len(chosen) > 1 and len(rejected) > 1 and chosen[-1] != rejected[-1]
+    raw = {(f, i): row for f, i, row in _raw_rows(entries["hh_helpful"], out)}
+    for f, i in hh["planted"]["empty_response"]:
+        assert raw[(f, i)]["rejected"].endswith("\n\nAssistant:")
+
+    entry = entries["openbmb_ultrafeedback"]
+    lo, hi = entry.spec["score_range"]
+
+    def rating(completion):
+        values = []
+        for path in entry.columns["rating"]:
+            value = completion
+            for part in path.split("."):
+                value = value.get(part) if isinstance(value, dict) else None
+            number = _number(value)
+            if number is not None and lo <= number <= hi:
+                values.append(number)
+        return sum(values) / len(values) if values else None
+
+    kinds = {}
+    for f, i, row in _raw_rows(entry, out):
+        ratings = [rating(c) for c in row["completions"]]
+        rated = [r for r in ratings if r is not None]
+        if not row["completions"]:
+            kinds[(f, i)] = "empty_completions"
+        elif not [r for r in ratings if r is None or r < max(rated)]:
+            kinds[(f, i)] = "tied_completions"
+        elif None in ratings:
+            kinds[(f, i)] = "unrated_completion"
+    planted = manifest["extra_datasets"]["openbmb_ultrafeedback"]["planted"]
+    assert kinds == {tuple(row): q for q, rows in planted.items() if q != "duplicate_row" for row in rows}
+    rows = {(f, i): row for f, i, row in _raw_rows(entry, out)}
+    for f, i in planted["duplicate_row"]:
+        assert sum(row == rows[(f, i)] for row in rows.values()) >= 2
+    ratings = Counter(c["annotations"][a]["Rating"] for r in rows.values() for c in r["completions"]
+                      for a in c["annotations"])
+    assert ratings["N/A"] > 0 and {"1", "2", "3", "4", "5"} <= set(ratings)
+
+
+def test_built_in_datasets_do_not_change_with_the_stand_ins(gen, tmp_path):
+    """The stand-ins draw from their own random streams: the built-in datasets' files are the same
+    bytes with and without them."""
+    out, _ = gen
+    generate(tmp_path, seed=42, scale=SCALE, progress=False, text_length=TEXT, datasets=list(C.DATASETS_BY_KEY))
+    built_in = {k: v for k, v in _digest(out).items() if any(k.startswith(d.hub_id + "/") for d in C.DATASETS)}
+    assert built_in == {k: v for k, v in _digest(tmp_path).items() if k != MANIFEST_NAME}
+    assert not (tmp_path / "openbmb").exists() and "extra_datasets" not in json.loads((tmp_path / MANIFEST_NAME).read_text())
+
+
+def test_one_stand_in_alone(tmp_path):
+    """A stand-in whose pairs another repeats is built (not written) when only that one is asked for."""
+    m = generate(tmp_path, seed=42, scale=SCALE, progress=False, text_length=TEXT, datasets=["rlhflow_ultrafeedback"])
+    assert list(m["extra_datasets"]) == ["rlhflow_ultrafeedback"] and m["rows"] == {}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["RLHFlow", MANIFEST_NAME]
+    assert len(m["extra_datasets"]["rlhflow_ultrafeedback"]["planted"]["cross_dataset_duplicate"]) >= 2

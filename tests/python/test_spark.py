@@ -63,12 +63,15 @@ def builds(request, tmp_path_factory) -> Builds:
     work = tmp_path_factory.mktemp("spark_vs_duckdb")
     duckdb_path = work / "duckdb" / "warehouse.duckdb"
     warehouse = work / "spark" / "warehouse"
-    duckdb_result = run_dbt(["build"], RAW_DIR, duckdb_path, work / "duckdb", check=False)
+    # the registry's example entries too (the sample has stand-ins of all five): their shapes'
+    # SQL (message lists, transcripts, rated picks) runs on both engines
+    extra = ["--vars", (REPO / "examples" / "extra_datasets.yml").read_text()]
+    duckdb_result = run_dbt(["build", *extra], RAW_DIR, duckdb_path, work / "duckdb", check=False)
     started = time.monotonic()
     spark_result = run_dbt(
         # Unit tests are left out on Spark: their `format: sql` fixtures are DuckDB SQL (list and
         # struct literals, `::` casts); they test engine-neutral model logic, built on DuckDB.
-        ["build", "--target", "spark", "--exclude-resource-type", "unit_test"],
+        ["build", *extra, "--target", "spark", "--exclude-resource-type", "unit_test"],
         RAW_DIR, duckdb_path, work / "spark", check=False,
         SPARK_WAREHOUSE_DIR=str(warehouse),
         # the interpreter Spark's script transformation runs (VADER, models/spark/)
@@ -189,6 +192,14 @@ def test_spark_builds_every_mart(builds):
     spark = set(spark_marts(builds.spark_warehouse))
     assert duck, "the DuckDB build produced no table in schema main"
     assert duck == spark, f"only on DuckDB: {sorted(duck - spark)}; only on Spark: {sorted(spark - duck)}"
+
+
+def test_the_registry_entries_are_built(builds):
+    import yaml
+
+    entries = yaml.safe_load((REPO / "examples" / "extra_datasets.yml").read_text())["extra_datasets"]
+    pairs = duckdb_marts(builds.duckdb_path)["preference_pairs"]
+    assert {e["name"] for e in entries} <= set(pairs.column("dataset").to_pylist())
 
 
 def test_every_mart_equal_on_both_engines(builds):

@@ -58,6 +58,7 @@ scored as (
         registry.registry_order,
         registry.score_min is not null as is_scored,
         registry.score_kind,
+        registry.pairing,
         chosen_score - rejected_score as score_difference,
         registry.score_max - registry.score_min as score_width,
         registry.score_min,
@@ -73,9 +74,10 @@ final as (
     select
         ---------- keys
         dataset,
+        -- one pair per raw row, except all_pairs: one per two completions
         case
-            when chosen_index is null then {{ stable_hash(['dataset', 'row_key']) }}
-            else {{ stable_hash(['dataset', 'row_key', 'chosen_index', 'rejected_index']) }}
+            when pairing = 'all_pairs' then {{ stable_hash(['dataset', 'row_key', 'chosen_index', 'rejected_index']) }}
+            else {{ stable_hash(['dataset', 'row_key']) }}
         end as pair_id,
         source,
         row_key as prompt_id,

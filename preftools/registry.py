@@ -1,0 +1,207 @@
+"""The registry of extra preference datasets: the dbt var ``extra_datasets`` read from Python.
+
+An entry names a Hub dataset of a known shape and maps its columns (examples/extra_datasets.yml)::
+
+    - name: h4_ultrafeedback                       # the `dataset` value, snake_case
+      hub_id: HuggingFaceH4/ultrafeedback_binarized
+      shape: preference                            # | rated_completions | transcript
+      splits: [train_prefs]                        # default: every split
+      config: default                              # the card's config (or, without card configs, a folder)
+      columns: {prompt: prompt, chosen: chosen, rejected: rejected, ...}
+
+:func:`load_vars` reads the vars as dbt sees them (dbt_project.yml, then ``--vars``),
+:func:`extra_datasets` validates the entries (one-line :class:`ValueError` naming the entry, the key
+and the fix), :func:`data_files` lists an entry's local data files by the Hub's rule
+(:mod:`preftools.hub_layout`), restricted to its config and splits.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+from preftools.cli import PROJECT_ROOT
+from preftools.contract import DATASETS_BY_KEY
+from preftools.hub_layout import CARD_NAME, DataFile, LayoutError, card_configs, local_paths, resolve
+
+SHAPES = ("preference", "rated_completions", "transcript")
+REQUIRED_COLUMNS = {
+    "preference": ("chosen", "rejected"),
+    "transcript": ("chosen", "rejected"),
+    "rated_completions": ("prompt", "completions", "response", "rating"),
+}
+KEYS = ("name", "hub_id", "shape", "splits", "config", "columns", "score_range", "pairing", "license")
+PAIRINGS = ("best_vs_lower", "all_pairs")
+BUILT_IN_NAMES = frozenset({"ultrafeedback", "code_ultrafeedback", "rever", *DATASETS_BY_KEY})
+NAME_RE = re.compile(r"[a-z][a-z0-9_]*")
+HUB_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
+@dataclass(frozen=True, eq=False)
+class Entry:
+    """One validated entry of ``extra_datasets``."""
+
+    name: str
+    hub_id: str
+    shape: str
+    columns: dict[str, Any]  # canonical name -> column (or, inside a completion, field path; rating: a list)
+    splits: tuple[str, ...] | None = None  # None: every split
+    config: str | None = None
+    spec: dict | None = None  # the entry as written
+
+    @property
+    def key(self) -> str:
+        return self.name
+
+    def repo_dir(self, raw_data_dir: str | Path) -> Path:
+        """The local copy of the Hub repo: ``$RAW_DATA_DIR/<org>/<dataset>``."""
+        return Path(raw_data_dir) / self.hub_id
+
+    def top_level_columns(self) -> list[str]:
+        """The columns the data files must have: every mapped column, for rated_completions the
+        prompt and completions columns (the others are fields inside a completion)."""
+        if self.shape == "rated_completions":
+            return [self.columns["prompt"], self.columns["completions"]]
+        return list(dict.fromkeys(self.columns.values()))
+
+
+def load_vars(vars_arg: str | None = None, project_dir: Path = PROJECT_ROOT) -> dict:
+    """The project's ``vars:`` (dbt_project.yml) overridden key by key by ``vars_arg``: YAML text,
+    as dbt's ``--vars`` takes it, or the path of a YAML file."""
+    import yaml
+
+    project_file = Path(project_dir) / "dbt_project.yml"
+    project = yaml.safe_load(project_file.read_text(encoding="utf-8")) if project_file.is_file() else None
+    project = project if isinstance(project, dict) else {}
+    merged = dict(project.get("vars") or {})
+    if vars_arg is None:
+        return merged
+    path = Path(vars_arg).expanduser()
+    try:
+        is_file = path.is_file()
+    except OSError:  # e.g. YAML text too long for a file name
+        is_file = False
+    where = str(path) if is_file else "--vars"
+    try:
+        override = yaml.safe_load(path.read_text(encoding="utf-8") if is_file else vars_arg)
+    except yaml.YAMLError as exc:
+        first = " ".join(str(exc).split())
+        raise ValueError(f"{where} is not valid YAML ({first})") from None
+    if override is None:
+        return merged
+    if not isinstance(override, dict):
+        raise ValueError(f"{where}: expected a YAML mapping such as '{{extra_datasets: [...]}}' or the path of a "
+                         f"YAML file, got {vars_arg!r}")
+    return merged | override
+
+
+def extra_datasets(vars: dict) -> list[Entry]:
+    """The entries of the var ``extra_datasets``, validated."""
+    entries = vars.get("extra_datasets") or []
+    if not isinstance(entries, list):
+        raise ValueError("extra_datasets must be a list of entries (- name: ..., hub_id: ..., shape: ..., columns: ...)")
+    seen: set[str] = set()
+    out = []
+    for index, raw in enumerate(entries):
+        entry = _entry(index, raw)
+        if entry.name in seen:
+            raise ValueError(f"extra_datasets entry {index + 1} ({entry.name}): name {entry.name!r} is used twice; "
+                             "give each entry its own name")
+        seen.add(entry.name)
+        out.append(entry)
+    return out
+
+
+def _entry(index: int, raw: Any) -> Entry:
+    label = f"extra_datasets entry {index + 1}"
+    if not isinstance(raw, dict):
+        raise ValueError(f"{label}: expected a mapping with name, hub_id, shape and columns, got {raw!r}")
+    name = raw.get("name")
+    if isinstance(name, str):
+        label += f" ({name})"
+
+    def fail(key: str, problem: str, fix: str):
+        raise ValueError(f"{label}: `{key}` {problem}; {fix}")
+
+    unknown = [k for k in raw if k not in KEYS]
+    if unknown:
+        fail(unknown[0], "is not an entry key", f"the keys are {', '.join(KEYS)}")
+    if not isinstance(name, str) or not NAME_RE.fullmatch(name):
+        fail("name", f"is {name!r}", "use snake_case: lower-case letters, digits and _ (h4_ultrafeedback)")
+    if name in BUILT_IN_NAMES:
+        fail("name", f"{name!r} is a built-in dataset", "choose another name")
+    hub_id = raw.get("hub_id")
+    if not isinstance(hub_id, str) or not HUB_ID_RE.fullmatch(hub_id):
+        fail("hub_id", f"is {hub_id!r}", "use the Hub id org/name (HuggingFaceH4/ultrafeedback_binarized)")
+    shape = raw.get("shape")
+    if shape not in SHAPES:
+        fail("shape", f"is {shape!r}", f"use one of {', '.join(SHAPES)}")
+    columns = raw.get("columns")
+    if not isinstance(columns, dict):
+        fail("columns", f"is {columns!r}", "map each canonical name to a column: {chosen: chosen, rejected: rejected}")
+    missing = [c for c in REQUIRED_COLUMNS[shape] if c not in columns]
+    if missing:
+        fail("columns", f"has no {', '.join(missing)}", f"a {shape} entry maps {', '.join(REQUIRED_COLUMNS[shape])}")
+    for canonical, column in columns.items():
+        paths = column if canonical == "rating" and isinstance(column, list) else [column]
+        if not paths or not all(isinstance(p, str) and p for p in paths):
+            fail("columns", f"maps {canonical} to {column!r}", "give a column name" +
+                 (" or a list of field paths" if canonical == "rating" else ""))
+    splits = raw.get("splits")
+    if splits is not None and (not isinstance(splits, list) or not splits
+                               or not all(isinstance(s, str) and s for s in splits)):
+        fail("splits", f"is {splits!r}", "give a list of split names ([train]) or leave it out for every split")
+    config = raw.get("config")
+    if config is not None and not (isinstance(config, str) and config):
+        fail("config", f"is {config!r}", "give the config's name as a string (helpful-base)")
+    score_range = raw.get("score_range")
+    if score_range is not None and not (
+            isinstance(score_range, list) and len(score_range) == 2
+            and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in score_range)
+            and score_range[0] < score_range[1]):
+        fail("score_range", f"is {score_range!r}", "give [lo, hi] with lo < hi ([1, 5])")
+    pairing = raw.get("pairing")
+    if pairing is not None and (shape != "rated_completions" or pairing not in PAIRINGS):
+        fail("pairing", f"is {pairing!r}", f"only a rated_completions entry has one: {' or '.join(PAIRINGS)}")
+    return Entry(name, hub_id, shape, dict(columns), tuple(splits) if splits else None, config, dict(raw))
+
+
+def resolve_files(paths: list[str], card_text: str | None, config: str | None = None,
+                  splits: Iterable[str] | None = None) -> list[DataFile]:
+    """The data files among a repo's ``paths`` by the Hub's rule (:func:`preftools.hub_layout.resolve`)
+    with ``config``, restricted to ``splits`` (None: all), in the resolved order. A config named for
+    a card without ``configs:`` is a folder of the repo (what ``load_dataset(hub_id, data_dir=...)``
+    reads: the rule applied inside it), as Anthropic/hh-rlhf's ``helpful-base``; "default" there is
+    the whole repo, as on the Hub."""
+    if config not in (None, "default") and not card_configs(card_text):
+        prefix = config.strip("/") + "/"
+        inside = [p[len(prefix):] for p in paths if p.startswith(prefix)]
+        found = [DataFile(prefix + f.path, f.split, f.format) for f in resolve(inside)] if inside else []
+    else:
+        found = resolve(paths, card_text, config)
+    wanted = None if splits is None else set(splits)
+    return [f for f in found if wanted is None or f.split in wanted]
+
+
+def local_files(repo_dir: Path, config: str | None = None, splits: Iterable[str] | None = None) -> list[DataFile]:
+    """:func:`resolve_files` on a local copy of a repo (its card read from README.md); [] when the
+    folder does not exist or, without a card, holds no data file."""
+    repo_dir = Path(repo_dir)
+    if not repo_dir.is_dir():
+        return []
+    card = repo_dir / CARD_NAME
+    card_text = card.read_text(encoding="utf-8", errors="replace") if card.is_file() else None
+    try:
+        return resolve_files(local_paths(repo_dir), card_text, config, splits)
+    except LayoutError:
+        if card_text is None:
+            return []
+        raise
+
+
+def data_files(entry: Entry, raw_dir: str | Path) -> list[Path]:
+    """The entry's data files under ``raw_dir/<hub_id>/`` (its config and splits), in the Hub's order."""
+    repo = entry.repo_dir(raw_dir)
+    return [repo / f.path for f in local_files(repo, entry.config, entry.splits)]
