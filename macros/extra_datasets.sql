@@ -48,6 +48,9 @@
         {%- if not (e.get('name') is string and modules.re.fullmatch('[a-z][a-z0-9_]*', e.get('name'))) -%}
             {{ exceptions.raise_compiler_error(where ~ ': `name` must be snake_case (lower-case letters, digits, _), e.g. name: h4_ultrafeedback; got: ' ~ e.get('name')) }}
         {%- endif -%}
+        {%- if e.get('name').endswith('_flagged') -%}
+            {{ exceptions.raise_compiler_error(where ~ ': a name may not end in _flagged (the export names a dataset\'s flagged split `<name>_flagged`) -- pick another name') }}
+        {%- endif -%}
         {%- if e.get('name') in names or e.get('name') in builtin_dataset_names() or e.get('name') in raw_contract().keys() | list -%}
             {{ exceptions.raise_compiler_error(where ~ ': name ' ~ e.get('name') ~ ' is already taken (a built-in dataset or an earlier entry) -- pick another name') }}
         {%- endif -%}

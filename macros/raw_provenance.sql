@@ -6,18 +6,24 @@
     Per enabled dataset: its commit when the lock file has it and the dataset's data files
     (macros/raw_files.sql) still have the recorded repo paths and sizes (a re-fetch, a regeneration or a copied-in file
     shows as a difference; sha256 is not recomputed at build time); else "generated, seed N,
-    scale S" when the generator's manifest lists its files; else "unknown". The column holds
+    scale S" when the generator's manifest lists its files; else "unknown". The same for each
+    `extra_datasets` entry (macros/extra_datasets.sql), by its hub_id: its lock entry is the one
+    under its name, compared on the files the entry reads (its config and splits, by the Hub's
+    rule over the lock's paths and over the local ones); "generated" when the generator's manifest
+    has a stand-in of its hub_id (`extra_datasets` section). The column holds
       a JSON object {"<hub_id>": "<commit or text>", ...} when any dataset has a commit,
       else the one text they share ("generated, seed 42, scale 0.01", "unknown"),
       else (mixed) the JSON object.
     A remote RAW_DATA_DIR (hf://datasets) is read at build time at whatever the Hub serves:
     "unknown (...)". Paths only ever reach SQL as quoted literals. -#}
 
-{#- raw_dir and groups default to RAW_DATA_DIR and the `datasets` var (arguments for tests). -#}
-{% macro raw_revisions(raw_dir=none, groups=none) %}
+{#- raw_dir, groups and entries default to RAW_DATA_DIR, the `datasets` var and the
+    `extra_datasets` entries (arguments for tests). -#}
+{% macro raw_revisions(raw_dir=none, groups=none, entries=none) %}
     {%- if not execute -%}{{ return('') }}{%- endif -%}
     {%- set raw_dir = raw_dir or raw_data_dir() -%}
     {%- set groups = groups or enabled_dataset_groups() -%}
+    {%- set entries = extra_datasets() if entries is none else entries -%}
     {%- if '://' in raw_dir -%}
         {{ return('unknown (' ~ raw_dir ~ ' is read at build time; the revision is not recorded)') }}
     {%- endif -%}
@@ -40,6 +46,24 @@
             {%- do by_hub_id.update({spec.hub_id: generated}) -%}
         {%- else -%}
             {%- do by_hub_id.update({spec.hub_id: 'unknown'}) -%}
+        {%- endif -%}
+    {%- endfor -%}
+
+    {%- set stand_ins = manifest.get('extra_datasets') if manifest.get('extra_datasets') is mapping else {} -%}
+    {%- set generated_hub_ids = [] -%}
+    {%- for section in stand_ins.values() if section is mapping and section.get('files') -%}
+        {%- do generated_hub_ids.append(section.get('hub_id')) -%}
+    {%- endfor -%}
+    {%- for e in entries -%}
+        {%- set entry = locked.get(e.name) -%}
+        {%- if entry is mapping and entry.get('revision') and entry.get('hub_id', e.hub_id) == e.hub_id
+                and raw_entry_files_match_lock(raw_dir, e, entry) -%}
+            {%- do by_hub_id.update({e.hub_id: entry.get('revision') | string}) -%}
+            {%- do any_commit.append(e.name) -%}
+        {%- elif e.hub_id in generated_hub_ids -%}
+            {%- do by_hub_id.update({e.hub_id: generated}) -%}
+        {%- else -%}
+            {%- do by_hub_id.update({e.hub_id: 'unknown'}) -%}
         {%- endif -%}
     {%- endfor -%}
 
@@ -67,6 +91,44 @@
     {%- set files = raw_dataset_files(hub_id, raw_dir=raw_dir) -%}
     {%- set found = adapter.dispatch('raw_provenance_sizes', 'preference_warehouse')(files) if files else {} -%}
     {{ return(expected | length > 0 and found == expected) }}
+{% endmacro %}
+
+{#- Are the files an `extra_datasets` entry reads (extra_dataset_files: its config and splits)
+    exactly the ones its lock entry records for them, by repo path and size? The lock's paths go
+    through the same rule (raw_entry_resolve), so a lock of more splits than the entry reads still
+    matches. -#}
+{% macro raw_entry_files_match_lock(raw_dir, e, entry) %}
+    {%- set repo = raw_dir ~ '/' ~ e.hub_id -%}
+    {%- set sizes = {} -%}
+    {%- for f in entry.get('files') or [] if f is mapping -%}
+        {%- do sizes.update({f.get('path') | string: f.get('size')}) -%}
+    {%- endfor -%}
+    {%- set paths = adapter.dispatch('raw_list_files', 'preference_warehouse')(repo) -%}
+    {%- set card = adapter.dispatch('raw_read_text', 'preference_warehouse')(repo ~ '/README.md')
+        if 'README.md' in paths else none -%}
+    {%- set expected = {} -%}
+    {%- for f in raw_entry_resolve(sizes.keys() | list | sort, card, e) -%}
+        {%- do expected.update({f.path: sizes[f.path]}) -%}
+    {%- endfor -%}
+    {%- set files = extra_dataset_files(e) -%}
+    {%- set found = adapter.dispatch('raw_provenance_sizes', 'preference_warehouse')(files) if files else {} -%}
+    {{ return(expected | length > 0 and found == expected) }}
+{% endmacro %}
+
+{#- An entry's data files among repo `paths` (here: a lock's) by the rule raw_dataset_files applies
+    to the local ones (a config named for a card without `configs:` is a folder of the repo),
+    restricted to its splits. -#}
+{% macro raw_entry_resolve(paths, card, e) %}
+    {%- set config = e.config -%}
+    {%- set prefix = (config ~ '/') if config and config != 'default' and not hub_card_configs(card, e.hub_id) else '' -%}
+    {%- set inner = [] -%}
+    {%- for p in paths if p.startswith(prefix) -%}{%- do inner.append(p[prefix | length:]) -%}{%- endfor -%}
+    {%- set found = [] -%}
+    {%- for f in (hub_resolve(inner, card if not prefix else none, none if prefix else config, e.hub_id) if inner else [])
+            if e.splits is none or f.split in e.splits -%}
+        {%- do found.append({'path': prefix ~ f.path, 'split': f.split}) -%}
+    {%- endfor -%}
+    {{ return(found) }}
 {% endmacro %}
 
 {#- DuckDB: read_text and read_blob give no rows (not an error) for a path that matches no file. -#}

@@ -6,14 +6,18 @@ data) and records its sha256 in ``manifest.json``. A card holds:
 
 - YAML front matter the Hub and ``datasets`` read: ``configs`` (one ``data_files`` entry per split
   actually written, ``data/<split>-*``), ``license`` and ``source_datasets`` (from the warehouse
-  table ``seeds.dataset_registry``), ``pretty_name``, ``tags``, ``size_categories``;
+  tables ``seeds.dataset_registry`` and ``meta.extra_datasets``, the `extra_datasets` entries the
+  build registered), ``pretty_name``, ``tags``, ``size_categories``;
 - the mart's description and each column's name, type and description, read from the DuckDB
   catalog (dbt ``persist_docs`` stores them as ``COMMENT``s; a Spark build has none, so its cards
   have no descriptions);
-- rows per split, the source datasets and their licences, a "How to use" block for training
-  tables (those with ``prompt``, ``chosen`` and ``rejected`` columns: it selects the training rows,
-  see ``training_filter``), and provenance: the build (``meta.warehouse_build_info``), the raw data
-  by Hub id and revision and the project's git commit at export time.
+- rows per split, the source datasets with their licences and revisions (the registered entries
+  also with their shape and what was read of them), a "How to use" block for training tables (those
+  with ``prompt``, ``chosen`` and ``rejected`` columns: it selects the training rows, see
+  ``training_filter``), for ``training_mixture`` what came from where (per dataset: the fraction
+  asked, its clean pairs, the pairs taken), and provenance: the build
+  (``meta.warehouse_build_info``), the raw data by Hub id and revision and the project's git commit
+  at export time.
 
 Cards are deterministic: the same warehouse (and the same project commit and raw folder) gives
 the same bytes; nothing in them depends on the clock or on the export directory, and no path of
@@ -31,6 +35,12 @@ from pathlib import Path
 
 CARD_NAME = "README.md"
 REGISTRY_TABLE = ("seeds", "dataset_registry")
+EXTRA_REGISTRY_TABLE = ("meta", "extra_datasets")  # the `extra_datasets` entries of the build
+# What the training_mixture card's table reads: per dataset of the `mixture` var, the fraction
+# asked, its clean pairs and the pairs taken (a reporting view, since the fractions are only in
+# the var); without it (a Spark export) the counts come from the marts, the fraction unrecorded.
+MIXTURE_VIEW = ("reporting", "rpt_training_mixture")
+MIXTURE_MART = "training_mixture"
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 GENERATOR_MANIFEST = "_generator_manifest.json"  # preftools.generate.MANIFEST_NAME (not imported: it pulls numpy & co)
 HUB_DATASETS_URL = "https://huggingface.co/datasets"
@@ -41,8 +51,10 @@ EXAMPLE_MODEL = "Qwen/Qwen2.5-0.5B-Instruct"
 
 # Which source datasets (registry dataset_key) feed which mart, by mart-name prefix; the longest
 # matching prefix wins. ALL_ENABLED: every registry dataset whose group the build enabled
-# (warehouse_build_info.datasets). rejects_<dataset_key> is handled in source_keys().
+# (warehouse_build_info.datasets), and every `extra_datasets` entry; EXTRA_ONLY: the entries.
+# rejects_<dataset_key> and training_mixture are handled in source_keys().
 ALL_ENABLED = None
+EXTRA_ONLY = "extra_datasets"
 MART_SOURCES: dict[str, tuple[str, ...] | None] = {
     "ultrafeedback_": ("ultrafeedback",),
     "audit_ultrafeedback_": ("ultrafeedback",),
@@ -53,7 +65,10 @@ MART_SOURCES: dict[str, tuple[str, ...] | None] = {
     "preference_pairs": ALL_ENABLED,
     "prompt_overlap": ALL_ENABLED,
     "row_accounting": ALL_ENABLED,
+    "rejects_extra_datasets": EXTRA_ONLY,
 }
+# Marts whose splits are already the training selection: their "How to use" block needs no filter.
+SPLIT_TRAINING_MARTS = ("preference_pairs", MIXTURE_MART)
 REJECTS_PREFIX = "rejects_"
 
 # A registry licence that looks like a Hub licence id is used as is; anything else ("not stated on
@@ -72,6 +87,11 @@ class SourceDataset:
     group: str
     hub_id: str
     license: str | None
+    # an `extra_datasets` entry (meta.extra_datasets): its shape, config and splits read
+    extra: bool = False
+    shape: str | None = None
+    config: str | None = None
+    splits: tuple[str, ...] | None = None
 
     @property
     def hub_license(self) -> str | None:
@@ -91,6 +111,16 @@ class CardContext:
     raw_revisions: dict[str, str]  # hub_id -> revision text
     project_commit: str
     exported_with: str  # "preftools X, pyarrow Y"
+    # training_mixture's make-up, one dict per dataset (dataset, fraction, n_clean_pairs,
+    # n_taken; fraction None when not recorded); None when the warehouse has no training_mixture
+    mixture: list[dict] | None = None
+
+    def revision(self, d: SourceDataset) -> str:
+        return self.raw_revisions.get(d.hub_id, "unknown")
+
+    @property
+    def extra_datasets(self) -> list[SourceDataset]:
+        return [d for d in self.registry if d.extra]
 
 
 # --------------------------------------------------------------------------------------------
@@ -111,7 +141,46 @@ def _table_exists(con, schema: str, table: str) -> bool:
 
 def read_registry(con) -> tuple[list[SourceDataset], bool]:
     """The registry rows (seeds.dataset_registry), or the raw contract's datasets without licences
-    when the warehouse has no registry table. The bool says whether the table was there."""
+    when the warehouse has no registry table (the bool says whether the table was there); then the
+    build's `extra_datasets` entries (meta.extra_datasets) in registry order."""
+    builtin, in_warehouse = _read_builtin_registry(con)
+    return builtin + read_extra_datasets(con), in_warehouse
+
+
+def read_extra_datasets(con) -> list[SourceDataset]:
+    """The `extra_datasets` entries the build registered (meta.extra_datasets), in registry order;
+    [] for a warehouse without that table (built before the registry existed)."""
+    schema, table = EXTRA_REGISTRY_TABLE
+    if not _table_exists(con, schema, table):
+        return []
+    cur = con.execute(f"select * from {_quote(schema)}.{_quote(table)} order by registry_order")
+    names = [d[0] for d in cur.description]
+    out = []
+    for row in cur.fetchall():
+        r = dict(zip(names, row))
+        if not (r.get("dataset") and r.get("hub_id")):
+            continue
+        splits = None
+        if r.get("splits"):
+            try:
+                parsed = json.loads(r["splits"])
+            except ValueError:
+                parsed = None
+            splits = tuple(str(s) for s in parsed) if isinstance(parsed, list) else None
+        out.append(SourceDataset(
+            key=str(r["dataset"]),
+            group=str(r["dataset"]),
+            hub_id=str(r["hub_id"]),
+            license=None if r.get("license") is None else str(r["license"]),
+            extra=True,
+            shape=None if r.get("shape") is None else str(r["shape"]),
+            config=None if r.get("config") is None else str(r["config"]),
+            splits=splits,
+        ))
+    return out
+
+
+def _read_builtin_registry(con) -> tuple[list[SourceDataset], bool]:
     schema, table = REGISTRY_TABLE
     if _table_exists(con, schema, table):
         cur = con.execute(f"select * from {_quote(schema)}.{_quote(table)}")
@@ -282,6 +351,35 @@ def public_build(build):
     }
 
 
+def read_mixture(con) -> list[dict] | None:
+    """training_mixture's make-up: per dataset, the fraction asked (the `mixture` var, through the
+    reporting view MIXTURE_VIEW), its clean pairs and the pairs taken; without the view (a Spark
+    export) the counts from the marts and fraction None. None without a training_mixture mart."""
+    if not _table_exists(con, "main", MIXTURE_MART):
+        return None
+    schema, view = MIXTURE_VIEW
+    exists = con.execute(
+        "select count(*) from information_schema.tables where table_catalog = current_database() "
+        "and table_schema = ? and table_name = ?",
+        [schema, view],
+    ).fetchall()[0][0]
+    if exists:
+        cur = con.execute(
+            f"select dataset, fraction, n_clean_pairs, n_taken from {_quote(schema)}.{_quote(view)} "
+            "order by mixture_order, dataset"
+        )
+    else:
+        pairs = "main.preference_pairs" if _table_exists(con, "main", "preference_pairs") else None
+        clean = (f"(select count(*) from {pairs} p where p.dataset = m.dataset and not p.is_flagged)"
+                 if pairs else "cast(null as bigint)")
+        cur = con.execute(
+            f"select m.dataset, cast(null as double) as fraction, {clean} as n_clean_pairs, count(*) as n_taken "
+            f"from main.{_quote(MIXTURE_MART)} m group by m.dataset order by m.dataset"
+        )
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, row)) for row in cur.fetchall()]
+
+
 def read_context(con, build, exported_with: str) -> CardContext:
     registry, in_warehouse = read_registry(con)
     row = _build_row(build)
@@ -293,7 +391,16 @@ def read_context(con, build, exported_with: str) -> CardContext:
         raw_revisions={hub_id: _without_paths(text, row or {}) for hub_id, text in revisions.items()},
         project_commit=project_commit(),
         exported_with=exported_with,
+        mixture=read_mixture(con),
     )
+
+
+def source_record(d: SourceDataset, context: CardContext) -> dict:
+    """One source dataset as manifest.json lists it."""
+    record = {"dataset": d.key, "hub_id": d.hub_id, "license": d.license, "revision": context.revision(d)}
+    if d.extra:
+        record.update(shape=d.shape, config=d.config, splits=list(d.splits) if d.splits is not None else None)
+    return record
 
 
 # --------------------------------------------------------------------------------------------
@@ -308,10 +415,20 @@ def enabled_groups(build: dict | None) -> list[str] | None:
     return [str(g).strip() for g in items if str(g).strip()]
 
 
-def source_keys(mart: str, registry: list[SourceDataset], build: dict | None) -> list[str]:
-    """The registry dataset keys that feed ``mart`` (empty for a mart the mapping doesn't know)."""
+def source_keys(mart: str, registry: list[SourceDataset], build: dict | None,
+                mixture: list[dict] | None = None) -> list[str]:
+    """The registry dataset keys that feed ``mart`` (empty for a mart the mapping doesn't know).
+    training_mixture: the datasets it took pairs from (``mixture``; a built-in dataset stands for
+    its group's registry rows), every enabled one when that is not known."""
     keys_in_registry = [d.key for d in registry]
-    if mart.startswith(REJECTS_PREFIX):
+    groups = enabled_groups(build)
+    enabled = [d.key for d in registry if d.extra or groups is None or d.group in groups]
+    if mart == MIXTURE_MART:
+        if mixture is None:
+            return enabled
+        taken = {str(m["dataset"]) for m in mixture if m.get("n_taken")}
+        return [d.key for d in registry if d.key in enabled and (d.key if d.extra else d.group) in taken]
+    if mart.startswith(REJECTS_PREFIX) and mart not in MART_SOURCES:
         key = mart[len(REJECTS_PREFIX):]
         return [key] if key in keys_in_registry else []
     matches = [p for p in MART_SOURCES if mart.startswith(p)]
@@ -319,8 +436,9 @@ def source_keys(mart: str, registry: list[SourceDataset], build: dict | None) ->
         return []
     keys = MART_SOURCES[max(matches, key=len)]
     if keys is ALL_ENABLED:
-        groups = enabled_groups(build)
-        return [d.key for d in registry if groups is None or d.group in groups]
+        return enabled
+    if keys is EXTRA_ONLY:
+        return [d.key for d in registry if d.extra]
     return [k for k in keys_in_registry if k in keys]
 
 
@@ -333,8 +451,8 @@ def training_filter(mart: str, columns: list[tuple[str, str]]) -> str | None:
     """The Python condition on a row (``datasets`` filter) that keeps a training table's training
     rows: the rows with a pair (``has_pair``, where not every row is one) that no integrity check
     flags (``is_flagged``), i.e. the dataset's training split of preference_pairs. None for
-    preference_pairs, whose splits are that selection."""
-    if mart == "preference_pairs":
+    preference_pairs and training_mixture, whose splits are that selection."""
+    if mart in SPLIT_TRAINING_MARTS:
         return None
     names = {c for c, _ in columns}
     parts = [text for column, text in (("has_pair", 'row["has_pair"]'), ("is_flagged", 'not row["is_flagged"]'))
@@ -382,6 +500,57 @@ def _front_matter(data: dict) -> str:
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, default_flow_style=False, width=10_000)
 
 
+def _fraction(value) -> str:
+    if value is None:
+        return "not recorded"
+    return f"{value:g}"
+
+
+def _mixture_table(mixture: list[dict]) -> list[str]:
+    """What training_mixture took from where."""
+    out = [
+        "## What came from where",
+        "",
+        "Per dataset of the `mixture` var: the fraction of its clean pairs asked for, its clean pairs "
+        "(the pairs of `preference_pairs` no integrity check flags) and the pairs taken, the first "
+        "round(fraction x clean pairs) in an order drawn from `random_seed` (`mixture_rank`).",
+        "",
+        "| dataset | fraction asked | clean pairs | pairs taken |",
+        "|---|---:|---:|---:|",
+    ]
+    for m in mixture:
+        clean = m.get("n_clean_pairs")
+        out.append(
+            f"| {_cell(m['dataset'])} | {_fraction(m.get('fraction'))} | "
+            f"{'not recorded' if clean is None else f'{clean:,}'} | {m.get('n_taken') or 0:,} |"
+        )
+    total = sum(m.get("n_taken") or 0 for m in mixture)
+    out += [f"| **total** | | | **{total:,}** |", ""]
+    return out
+
+
+def _extra_datasets_table(mart: str, extra: list[SourceDataset], splits: dict[str, int]) -> list[str]:
+    """The `extra_datasets` entries among a mart's sources: shape and what was read of them."""
+    out = [
+        "Registered with the `extra_datasets` var (the build's entries, `meta.extra_datasets`):",
+        "",
+    ]
+    by_split = mart == "preference_pairs"
+    head = "| entry | Hub id | shape | config | splits read |" + (" splits here |" if by_split else "")
+    out += [head, "|---|---|---|---|---|" + ("---|" if by_split else "")]
+    for d in extra:
+        row = (
+            f"| {_cell(d.key)} | {_cell(d.hub_id)} | {_cell(d.shape or '—')} | {_cell(d.config or 'default')} "
+            f"| {_cell(', '.join(d.splits) if d.splits else 'all')} |"
+        )
+        if by_split:
+            here = [f"`{s}` ({splits[s]:,})" for s in (d.key, d.key + FLAGGED_SUFFIX) if s in splits]
+            row += f" {_cell(', '.join(here) or 'no pair')} |"
+        out.append(row)
+    out += [""]
+    return out
+
+
 def render_card(
     mart: str,
     columns: list[tuple[str, str]],
@@ -393,7 +562,7 @@ def render_card(
     """The README.md of one exported mart. ``splits``: split name -> rows, in file order."""
     column_descriptions = column_descriptions or {}
     registry = {d.key: d for d in context.registry}
-    sources = [registry[k] for k in source_keys(mart, context.registry, context.build)]
+    sources = [registry[k] for k in source_keys(mart, context.registry, context.build, context.mixture)]
     training = is_training_table(columns)
     total = sum(splits.values())
     flagged = [s for s in splits if s.endswith(FLAGGED_SUFFIX)]
@@ -428,7 +597,10 @@ def render_card(
     if total == 0:
         out += [
             "This table has no rows in this build: its file holds the schema only (pyarrow and DuckDB "
-            "read it; `datasets` refuses an empty split).",
+            "read it; `datasets` refuses an empty split)."
+            + (" The build set no `mixture` var, so no pair was drawn: build with e.g. "
+               "`dbt build --vars '{mixture: {ultrafeedback: 0.5}}'` (a fraction of each named dataset's "
+               "clean pairs) and export again." if mart == MIXTURE_MART and not context.mixture else ""),
             "",
         ]
     if mart == "preference_pairs":
@@ -443,6 +615,9 @@ def render_card(
                else " No pair is flagged in this build."),
             "",
         ]
+
+    if mart == MIXTURE_MART and context.mixture:
+        out += _mixture_table(context.mixture)
 
     # how to use
     load_line = 'ds = load_dataset("ORG/NAME")  # the Hub id of this dataset, or the local folder holding this card'
@@ -502,16 +677,31 @@ def render_card(
     # sources and licences
     out += ["## Source datasets and licences", ""]
     if sources:
-        out += ["| dataset | Hub id | licence |", "|---|---|---|"]
+        out += ["| dataset | Hub id | licence | revision |", "|---|---|---|---|"]
         for d in sources:
             licence = d.license if d.license else "not recorded"
-            out.append(f"| {_cell(d.key)} | [{d.hub_id}]({HUB_DATASETS_URL}/{d.hub_id}) | {_cell(licence)} |")
+            out.append(
+                f"| {_cell(d.key)} | [{d.hub_id}]({HUB_DATASETS_URL}/{d.hub_id}) | {_cell(licence)} "
+                f"| {_cell(context.revision(d))} |"
+            )
         out += [""]
-        unstated = [d for d in sources if d.hub_license == "other"]
+        extra = [d for d in sources if d.extra]
+        if extra:
+            out += _extra_datasets_table(mart, extra, splits)
+        unstated = [d for d in sources if d.hub_license == "other" and not d.extra]
+        unstated_entries = [d for d in sources if d.extra and (d.hub_license == "other" or not d.license)]
         note = (
             "This table is derived from the datasets above and keeps their licences"
             + (f" (`license: {', '.join(licenses)}` above)." if licenses else ".")
         )
+        if unstated_entries:
+            note += (
+                f" {', '.join(d.hub_id for d in unstated_entries)}: "
+                + ("its `extra_datasets` entry names" if len(unstated_entries) == 1 else "their `extra_datasets` entries name")
+                + " no licence the Hub knows (`license:` in the entry; hence `license: other`): check the terms on "
+                + ("its dataset card" if len(unstated_entries) == 1 else "their dataset cards")
+                + " before redistributing this table or training on it."
+            )
         if unstated:
             note += (
                 f" {', '.join(d.hub_id for d in unstated)} "

@@ -17,21 +17,30 @@ Layout (``$EXPORT_DIR``, default ``exports/``)::
     preference_pairs/data/<dataset>-00000-of-0000N.parquet
                                                     marts in SPLIT_BY: one split per value of
                                                     their split column (ultrafeedback,
-                                                    code_ultrafeedback, rever)
+                                                    code_ultrafeedback, rever, each
+                                                    `extra_datasets` entry, and
+                                                    `<dataset>_flagged` for flagged pairs)
+    training_mixture/data/training_mixture-00000-of-0000N.parquet
+                                                    the `mixture` var's draw, one split
     manifest.json                                   per mart: files and card (sha256), row counts,
-                                                    schema, the dbt build that made them; the
-                                                    command line (no path of the build machine:
-                                                    the raw data is named by its revision, the
-                                                    warehouse and export folder by their variables)
+                                                    schema, source datasets (Hub id, licence,
+                                                    revision), the dbt build that made them; the
+                                                    build's `extra_datasets` entries (name, Hub id,
+                                                    shape, licence, revision); the command line
+                                                    (no path of the build machine: the raw data is
+                                                    named by its revision, the warehouse and export
+                                                    folder by their variables)
 
-Loading: ``datasets.load_dataset("<EXPORT_DIR>/<mart>")`` gives a ``train`` split, and for
-``preference_pairs`` one split per value of its ``split`` column: the card's ``configs`` name
+Loading: ``datasets.load_dataset("<EXPORT_DIR>/<mart>")`` gives a ``train`` split, for
+``training_mixture`` a ``training_mixture`` split, and for ``preference_pairs`` one split per
+value of its ``split`` column: the card's ``configs`` name
 each split's files ``data/<split>-*`` (``load_dataset("parquet", data_dir="<EXPORT_DIR>/<mart>")``
 derives the same names from the file names; pointing ``data_dir`` at the ``data/`` folder itself
 would put every file in ``train``). ``python -m preftools.publish`` uploads one mart folder as a
 Hub dataset repo. pyarrow, DuckDB, polars and Spark read ``<mart>/data/*.parquet`` directly. A
 mart with no rows is exported as one schema-only file (no row groups): pyarrow and DuckDB read
-it, but ``datasets`` 5.2 refuses an empty split.
+it, but ``datasets`` 5.2 refuses an empty split (a build without the ``mixture`` var has an empty
+``training_mixture``: its card says so).
 
 Files: ZSTD (level 3), Parquet 2.6, page index, content-defined chunking (re-uploads of a changed
 export to the Hub deduplicate), and a row group size fixed per mart (about 64 MB of Arrow data,
@@ -96,10 +105,14 @@ MART_SCHEMA = "main"
 BUILD_INFO_TABLE = ("meta", "warehouse_build_info")
 
 # Marts written as one Hugging Face split per value of a column (split names must be \w+).
-# preference_pairs.split is the dataset for training pairs and `<dataset>_flagged` for pairs an
-# integrity check flags (kept out of training unless the dbt var train_on_flagged_pairs is true).
-SPLIT_BY: dict[str, str] = {"preference_pairs": "split"}
+# preference_pairs.split is the dataset for training pairs (a built-in dataset or an
+# `extra_datasets` entry) and `<dataset>_flagged` for pairs an integrity check flags (kept out of
+# training unless the dbt var train_on_flagged_pairs is true); training_mixture.split is always
+# `training_mixture`.
+SPLIT_BY: dict[str, str] = {"preference_pairs": "split", "training_mixture": "split"}
 DEFAULT_SPLIT = "train"
+# The one split of a SPLIT_BY mart with no rows (written schema-only), where not DEFAULT_SPLIT.
+EMPTY_SPLIT: dict[str, str] = {"training_mixture": "training_mixture"}
 SPLIT_NAME = re.compile(r"\w+(\.\w+)*", re.ASCII)
 MART_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 
@@ -490,7 +503,8 @@ def export_mart(con, name: str, out_dir: Path, progress: bool = True) -> MartExp
                     f"mart {name}: column {state.split_by} has value(s) {', '.join(repr(v) for v in bad[:5])} "
                     "that cannot name a Hugging Face split (letters, digits, _ and . only, not NULL); fix the model"
                 )
-            splits = [(str(v), f"where {_quote(state.split_by)} = ?", [v]) for v in values] or [(DEFAULT_SPLIT, "", [])]
+            splits = [(str(v), f"where {_quote(state.split_by)} = ?", [v]) for v in values] or [
+                (EMPTY_SPLIT.get(name, DEFAULT_SPLIT), "", [])]
         else:
             splits = [(DEFAULT_SPLIT, "", [])]
 
@@ -608,8 +622,13 @@ def load_manifest(export_dir: Path) -> dict:
         return {}
 
 
-def mart_entry(mart: MartExport, build, exported_by: dict) -> dict:
+def mart_entry(mart: MartExport, build, exported_by: dict, context: cards.CardContext | None = None) -> dict:
     splits = splits_of(mart)
+    sources = []
+    if context is not None:
+        registry = {d.key: d for d in context.registry}
+        keys = cards.source_keys(mart.name, context.registry, context.build, context.mixture)
+        sources = [cards.source_record(registry[k], context) for k in keys]
     return {
         "table": f"{MART_SCHEMA}.{mart.name}",
         "num_rows": mart.num_rows,
@@ -637,6 +656,7 @@ def mart_entry(mart: MartExport, build, exported_by: dict) -> dict:
             {"name": fld.name, "arrow_type": str(fld.type), "duckdb_type": duck}
             for fld, (_, duck) in zip(mart.schema, mart.columns)
         ],
+        "source_datasets": sources,
         "build": cards.public_build(build),
         "exported_by": exported_by,
     }
@@ -787,7 +807,7 @@ def export(
                     written.append(mart)
 
                 previous = load_manifest(export_dir).get("marts", {})
-                entries = {m.name: mart_entry(m, build, exported_by) for m in written}
+                entries = {m.name: mart_entry(m, build, exported_by, context) for m in written}
                 retired = []
                 for name, entry in previous.items():
                     if name in entries:
@@ -802,6 +822,11 @@ def export(
                     "compression": f"zstd (level {ZSTD_LEVEL})",
                     "writer": f"pyarrow {pa.__version__}",
                     **exported_by,
+                    # the build's `extra_datasets` entries (meta.extra_datasets), in registry order
+                    "extra_datasets": [
+                        {"name": d.key, **{k: v for k, v in cards.source_record(d, context).items() if k != "dataset"}}
+                        for d in context.extra_datasets
+                    ],
                     "marts": {name: entries[name] for name in sorted(entries)},
                 }
                 try:
@@ -823,7 +848,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         description=(
             "Export every mart (each table of schema main) of the DuckDB warehouse to Parquet in the "
             "Hugging Face Hub layout: EXPORT_DIR/<mart>/data/train-00000-of-0000N.parquet "
-            "(preference_pairs: one split per dataset), a dataset card EXPORT_DIR/<mart>/README.md, "
+            "(preference_pairs: one split per dataset, extra_datasets entries included; training_mixture: "
+            "one split training_mixture), a dataset card EXPORT_DIR/<mart>/README.md, "
             "plus EXPORT_DIR/manifest.json."
         ),
         epilog=(

@@ -5,7 +5,9 @@
     make publish REPO=org/name [MART=ultrafeedback_curated]
 
 What is uploaded: the folder ``EXPORT_DIR/<mart>/`` that ``python -m preftools.export`` wrote, i.e.
-its dataset card ``README.md`` (whose ``configs`` name the splits) and ``data/*.parquet``, with
+its dataset card ``README.md`` (whose ``configs`` name the splits: for ``preference_pairs`` one per
+dataset, the ``extra_datasets`` entries included, and each ``<dataset>_flagged``; for
+``training_mixture`` the split ``training_mixture``) and ``data/*.parquet``, with
 ``huggingface_hub`` (``HfApi.create_repo(repo_type="dataset", exist_ok=True)``, then
 ``upload_folder``). Remote ``data/*`` files that the export no longer has (a split or shard of an
 earlier publish) are deleted by the same commit, so ``load_dataset("ORG/NAME")`` never mixes two
@@ -13,7 +15,9 @@ exports. ``--revision`` uploads to that branch, created from ``main`` if it does
 
 Before any request the export is checked against ``EXPORT_DIR/manifest.json``: every file of the
 mart (card included) must be there with the size and sha256 the manifest records, and nothing
-else may be in the folder; a half-written, tampered or hand-edited export is refused. While the
+else may be in the folder; a half-written, tampered or hand-edited export is refused. So is a mart
+with no rows (``datasets`` cannot load an empty split; e.g. ``training_mixture`` of a build
+without the ``mixture`` var). While the
 upload runs it holds the export directory's lock (shared), so a concurrent export cannot swap the
 folder underneath it.
 
@@ -91,7 +95,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help=f"the export to publish from (default: $EXPORT_DIR, else {DEFAULT_EXPORT_DIR}/)",
     )
     parser.add_argument("--repo", required=True, help="the Hub dataset repo, ORG/NAME (created if missing)")
-    parser.add_argument("--mart", default=DEFAULT_MART, help=f"the mart folder to upload (default: {DEFAULT_MART})")
+    parser.add_argument(
+        "--mart", default=DEFAULT_MART,
+        help=f"the mart folder to upload, e.g. training_mixture (default: {DEFAULT_MART}, every dataset's splits)",
+    )
     parser.add_argument(
         "--private", action="store_true", help="create the repo private (no effect on a repo that already exists)"
     )
@@ -244,6 +251,16 @@ def verify_export(export_dir: Path, mart: str) -> VerifiedMart:
                 "written); run the export again"
             )
     splits = entry.get("splits") if isinstance(entry.get("splits"), dict) else {}
+    if not int(entry.get("num_rows") or 0):
+        hint = (
+            "the build set no `mixture` var: build with it (dbt build --vars '{mixture: {ultrafeedback: 0.5}}'), "
+            "export again, then publish"
+            if mart == "training_mixture" else "choose a mart with rows"
+        )
+        raise PublishError(
+            f"mart {mart} has no rows in the export at {export_dir} (`datasets` cannot load an empty split, so the "
+            f"Hub dataset would not load); {hint}"
+        )
     return VerifiedMart(
         name=mart,
         folder=folder,

@@ -132,6 +132,8 @@ def _entry(index: int, raw: Any) -> Entry:
         fail("name", f"is {name!r}", "use snake_case: lower-case letters, digits and _ (h4_ultrafeedback)")
     if name in BUILT_IN_NAMES:
         fail("name", f"{name!r} is a built-in dataset", "choose another name")
+    if name.endswith("_flagged"):
+        fail("name", f"{name!r} ends in _flagged, the suffix of a dataset's flagged export split", "choose another name")
     hub_id = raw.get("hub_id")
     if not isinstance(hub_id, str) or not HUB_ID_RE.fullmatch(hub_id):
         fail("hub_id", f"is {hub_id!r}", "use the Hub id org/name (HuggingFaceH4/ultrafeedback_binarized)")

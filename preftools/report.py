@@ -14,7 +14,12 @@ refuses it):
 - CodeUltraFeedback: the published script's bugs, pair differences by reason and preference;
 - ReVeR: pair score margins (rever_pairs.score_margin, not the normalised ``margin``) and
   tool-call rates by source;
-- judge agreement: does the rubric judge side with the fixed ratings or with overall_score.
+- judge agreement: does the rubric judge side with the fixed ratings or with overall_score;
+- the `extra_datasets` entries (meta.extra_datasets): an overview, then one section per entry with
+  its pairs (in its training split, flagged), flags by kind, rejected raw rows by reason and, for a
+  scored entry, a summary and a histogram of its margins;
+- the training mixture: per dataset of the `mixture` var, the fraction asked, its clean pairs and
+  the pairs taken.
 
 How it is built: every number is aggregated in the warehouse, by the dbt views of
 models/reporting/ (schema ``reporting``, one per chart, note or headline block); this module only
@@ -114,6 +119,16 @@ class Chart:
 
 
 @dataclass
+class Table:
+    """A small table of figures: a header, rows of formatted cells; ``numeric`` columns align right."""
+
+    table_id: str
+    header: list[str]
+    rows: list[list[str]]
+    numeric: set[int] = field(default_factory=set)
+
+
+@dataclass
 class Section:
     section_id: str
     nav: str
@@ -123,6 +138,7 @@ class Section:
     charts: list[Chart] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
+    tables: list[Table] = field(default_factory=list)
 
 
 def _pct(value) -> str:
@@ -440,6 +456,175 @@ def judge_agreement_section(con, tables: set[str]) -> Section:
     return section
 
 
+# --- extra datasets and the training mixture ---------------------------------------------------
+
+EXTRA_READS = ["preference_pairs", "row_accounting"]
+EXTRA_VIEWS = ["rpt_extra_datasets", "rpt_extra_flags", "rpt_extra_rejects", "rpt_extra_margins"]
+SHAPES = {
+    "preference": "chosen/rejected pairs as published (the prompt mapped, or the turns chosen and rejected share)",
+    "transcript": "whole Human/Assistant transcripts, split into turns; the prompt is what chosen and rejected share",
+    "rated_completions": "rated completions per prompt, paired by the entry's pairing rule",
+}
+
+
+def _score_scale(entry: dict) -> str:
+    if entry.get("score_min") is None:
+        return "unscored"
+    return f"scores {entry['score_min']:g} to {entry['score_max']:g}"
+
+
+def extra_datasets_sections(con, tables: set[str]) -> list[Section]:
+    """An overview of the `extra_datasets` entries, then one section per entry."""
+    overview = Section(
+        "extra-datasets",
+        "Extra datasets",
+        "Extra datasets: the entries of the extra_datasets registry",
+        "The Hub datasets registered with the dbt var extra_datasets (meta.extra_datasets), in registry "
+        "order. Each one's pairs are in preference_pairs with dataset = the entry's name: its training "
+        "split has the entry's name, its flagged pairs are in <name>_flagged. A raw row that becomes no "
+        "pair (a rated_completions row without a lower-rated completion, ...) is in rejects_extra_datasets "
+        "and in the entry's block of row_accounting, which also counts its raw rows.",
+        EXTRA_READS,
+    )
+    if not _require(overview, tables, EXTRA_VIEWS):
+        return [overview]
+    entries = fetch_rows(con, "select * from reporting.rpt_extra_datasets order by registry_order")
+    if not entries:
+        overview.notes.append(
+            "No extra_datasets entry is registered in this build (dbt build --vars \"$(cat examples/extra_datasets.yml)\" "
+            "registers five)."
+        )
+        return [overview]
+    overview.tables.append(Table(
+        "extra-datasets-overview",
+        ["entry", "Hub id", "shape", "licence", "raw rows", "pairs", "training split", "flagged", "rejected rows"],
+        [[e["dataset"], e["hub_id"], e["shape"], e["license"] or "not stated", _num(e["n_raw_rows"]), _num(e["n_pairs"]),
+          _num(e["n_training_split"]), _num(e["n_flagged"]), _num(e["n_rejected"])] for e in entries],
+        numeric={4, 5, 6, 7, 8},
+    ))
+    flags = fetch_rows(con, "select * from reporting.rpt_extra_flags order by dataset, flag")
+    rejects = fetch_rows(con, "select * from reporting.rpt_extra_rejects order by dataset, reason")
+    margins = fetch_rows(con, "select * from reporting.rpt_extra_margins order by dataset, pairs, margin_bin_start")
+    return [overview] + [
+        extra_dataset_section(
+            e,
+            [r for r in flags if r["dataset"] == e["dataset"]],
+            [r for r in rejects if r["dataset"] == e["dataset"]],
+            [r for r in margins if r["dataset"] == e["dataset"]],
+        )
+        for e in entries
+    ]
+
+
+def extra_dataset_section(entry: dict, flags: list[dict], rejects: list[dict], margins: list[dict]) -> Section:
+    import altair as alt
+
+    name = entry["dataset"]
+    read = ", ".join(filter(None, [
+        f"config {entry['config']}" if entry.get("config") else None,
+        f"splits {', '.join(json.loads(entry['splits']))}" if entry.get("splits") else None,
+    ])) or "every split"
+    section = Section(
+        f"extra-{name}",
+        name,
+        f"{name}: {entry['hub_id']} ({entry['shape']})",
+        f"An extra_datasets entry of shape {entry['shape']}: {SHAPES.get(entry['shape'], entry['shape'])}"
+        + (f", pairing {entry['pairing']}" if entry.get("pairing") else "")
+        + f". Read: {read}; {_score_scale(entry)}; licence {entry['license'] or 'not stated'}. "
+        f"Its training pairs are the split {name} of preference_pairs, its flagged pairs the split {name}_flagged.",
+        EXTRA_READS,
+    )
+    rows = [
+        ["raw rows", _num(entry["n_raw_rows"])],
+        ["pairs (preference_pairs)", _num(entry["n_pairs"])],
+        [f"... in the training split {name}", _num(entry["n_training_split"])],
+        ["... flagged by an integrity check", _num(entry["n_flagged"])],
+        ["raw rows rejected (no pair)", _num(entry["n_rejected"])],
+    ]
+    scored = entry.get("score_min") is not None
+    if scored:
+        rows += [
+            ["pairs with both scores", _num(entry["n_scored"])],
+            ["mean score margin (chosen minus rejected score)", _num(entry["mean_score_margin"])],
+            ["smallest / largest score margin",
+             f"{_num(entry['min_score_margin'])} / {_num(entry['max_score_margin'])}"],
+            ["average margin of the clean pairs (score margin / score range)", _num(entry["mean_training_margin"])],
+        ]
+    section.tables.append(Table(f"extra-{name}-figures", ["measure", "value"], rows, numeric={1}))
+
+    if flags:
+        bars = alt.Chart(_data(flags)).mark_bar().encode(
+            x=alt.X("n_pairs:Q", title="pairs"),
+            y=alt.Y("flag:N", sort="-x", title=None),
+            tooltip=[alt.Tooltip("flag:N"), alt.Tooltip("n_pairs:Q", title="pairs")],
+        ).properties(width=480, title=f"{name}: flagged pairs by integrity flag")
+        section.charts.append(Chart(f"extra-{name}-flags", _spec(bars), flags))
+    else:
+        section.notes.append("No pair is flagged by an integrity check.")
+    if rejects:
+        bars = alt.Chart(_data(rejects)).mark_bar().encode(
+            x=alt.X("n_rows:Q", title="raw rows"),
+            y=alt.Y("reason:N", sort="-x", title=None),
+            tooltip=[alt.Tooltip("reason:N"), alt.Tooltip("n_rows:Q", title="raw rows")],
+        ).properties(width=480, title=f"{name}: raw rows without a pair, by reason")
+        section.charts.append(Chart(f"extra-{name}-rejects", _spec(bars), rejects))
+    else:
+        section.notes.append(
+            "No raw row is rejected: every row became a pair"
+            + (" (a preference or transcript row always does; a broken one is flagged)." if entry["shape"] != "rated_completions" else ".")
+        )
+    if scored and margins:
+        hist = alt.Chart(_data(margins)).mark_bar().encode(
+            x=alt.X("margin_bin_start:Q", title="margin (score margin / score range)", bin="binned"),
+            x2="margin_bin_end:Q",
+            y=alt.Y("sum(n_pairs):Q", title="pairs", stack="zero"),
+            color=alt.Color("pairs:N", title="pairs", sort=["clean", "flagged"]),
+            tooltip=[
+                alt.Tooltip("pairs:N"),
+                alt.Tooltip("margin_bin_start:Q", title="margin from"),
+                alt.Tooltip("margin_bin_end:Q", title="margin to"),
+                alt.Tooltip("sum(n_pairs):Q", title="pairs"),
+            ],
+        ).properties(width=480, height=160, title=f"{name}: margins of the pairs with both scores")
+        section.charts.append(Chart(f"extra-{name}-margins", _spec(hist), margins))
+        unscored = (entry["n_pairs"] or 0) - (entry["n_scored"] or 0)
+        if unscored:
+            section.notes.append(
+                f"{unscored:,} of {entry['n_pairs']:,} pairs lack a score on a side (unparseable_score) and have no margin."
+            )
+    elif scored:
+        section.notes.append("No pair has both scores: no margin to show.")
+    else:
+        section.notes.append("Unscored: this entry maps no scores, so its pairs have no margin.")
+    return section
+
+
+def training_mixture_section(con, tables: set[str]) -> Section:
+    section = Section(
+        "training-mixture",
+        "Training mixture",
+        "Training mixture: what came from where",
+        "training_mixture holds, per dataset of the dbt var mixture, the first round(fraction x n) of its n "
+        "clean pairs (no integrity flag) in an order drawn from random_seed. Per dataset: the fraction "
+        "asked, its clean pairs in preference_pairs and the pairs taken.",
+        ["training_mixture", "preference_pairs"],
+    )
+    if not _require(section, tables, ["rpt_training_mixture"]):
+        return section
+    rows = fetch_rows(con, "select * from reporting.rpt_training_mixture order by mixture_order")
+    if not rows:
+        section.notes.append(
+            "The build set no mixture var, so training_mixture is empty "
+            "(dbt build --vars '{mixture: {ultrafeedback: 0.5, hh_helpful: 1.0}}' draws one)."
+        )
+        return section
+    table = [[r["dataset"], f"{r['fraction']:g}", _num(r["n_clean_pairs"]), _num(r["n_taken"])] for r in rows]
+    table.append(["total", "", _num(sum(r["n_clean_pairs"] for r in rows)), _num(sum(r["n_taken"] for r in rows))])
+    section.tables.append(Table("training-mixture", ["dataset", "fraction asked", "clean pairs", "pairs taken"],
+                                table, numeric={1, 2, 3}))
+    return section
+
+
 def _missing(marts: list[str], views: list[str], tables: set[str]) -> list[str]:
     """The marts not in the warehouse; if they all are, the reporting views that are not.
 
@@ -456,12 +641,15 @@ def _require(section: Section, tables: set[str], views: list[str]) -> bool:
     return not section.missing
 
 
+# Each makes a Section, or a list of them (one per extra_datasets entry).
 SECTIONS: list[Callable] = [
     ultrafeedback_scores_section,
     ultrafeedback_disagreement_section,
     code_ultrafeedback_section,
     rever_section,
     judge_agreement_section,
+    extra_datasets_sections,
+    training_mixture_section,
 ]
 
 
@@ -512,10 +700,14 @@ HEADLINES: list[tuple[str, str, list[tuple[str, str, Callable]]]] = [
         "All datasets",
         "rpt_headline_all_datasets",
         [
-            ("training pairs (preference_pairs)", "n_pairs", _num),
+            ("pairs in preference_pairs (every dataset, flagged ones included)", "n_pairs", _num),
+            ("... in the training splits (split = dataset)", "n_training_split", _num),
+            ("... flagged by an integrity check", "n_flagged", _num),
             ("... from UltraFeedback", "n_ultrafeedback", _num),
             ("... from CodeUltraFeedback", "n_code_ultrafeedback", _num),
             ("... from ReVeR", "n_rever", _num),
+            ("... from the extra_datasets entries", "n_extra_datasets", _num),
+            ("pairs in training_mixture", "n_training_mixture", _num),
         ],
     ),
 ]
@@ -524,7 +716,7 @@ HEADLINE_TABLES = {
     "UltraFeedback": ["ultrafeedback_curated", "ultrafeedback_score_bug_summary"],
     "CodeUltraFeedback": ["code_ultrafeedback_bug_summary"],
     "ReVeR": ["rever_summary", "rever_integrity"],
-    "All datasets": ["preference_pairs"],
+    "All datasets": ["preference_pairs", "training_mixture"],
 }
 
 
@@ -567,6 +759,10 @@ table.headline { border-collapse: collapse; font-size: 14px; }
 table.headline th, table.headline td { border-bottom: 1px solid #e4e4e4; padding: 4px 14px 4px 6px; text-align: left; }
 table.headline td.value { text-align: right; font-variant-numeric: tabular-nums; }
 table.headline th.dataset { vertical-align: top; background: #fafafa; }
+table.figures { border-collapse: collapse; font-size: 13px; margin: 12px 0; }
+table.figures th, table.figures td { border-bottom: 1px solid #e4e4e4; padding: 3px 12px 3px 6px; text-align: left; }
+table.figures th { background: #fafafa; }
+table.figures td.value { text-align: right; font-variant-numeric: tabular-nums; }
 .not-built { background: #fff6e0; border-left: 4px solid #e0a400; padding: 8px 12px; }
 .note { color: #555; font-size: 13px; }
 .chart { margin: 16px 0 8px; }
@@ -639,6 +835,14 @@ def render_html(
                 f"{e(', '.join(section.missing))} is not in this warehouse (its dataset group was left out of the "
                 "`datasets` var, or the model does not exist yet). Build it with `dbt build` and run the report again.</p>"
             )
+        for table in section.tables:
+            parts.append(f'<table class="figures" id="table-{e(table.table_id)}"><tr>'
+                         + "".join(f"<th>{e(h)}</th>" for h in table.header) + "</tr>")
+            for row in table.rows:
+                parts.append("<tr>" + "".join(
+                    f'<td class="value">{e(cell)}</td>' if i in table.numeric else f"<td>{e(cell)}</td>"
+                    for i, cell in enumerate(row)) + "</tr>")
+            parts.append("</table>")
         for chart in section.charts:
             parts.append(f'<div class="chart" id="chart-{chart.chart_id}"></div>')
             parts.append(
@@ -720,7 +924,10 @@ def build_report(duckdb_path: Path) -> tuple[str, list[Section]]:
         require_marts(tables, duckdb_path)
         info = build_info(con, tables)
         headlines = headline_rows(con, tables)
-        sections = [make(con, tables) for make in SECTIONS]
+        sections = []
+        for make in SECTIONS:
+            made = make(con, tables)
+            sections += made if isinstance(made, list) else [made]
     bundle, versions = vega_bundle()
     return render_html(duckdb_path, info, headlines, sections, bundle, versions), sections
 

@@ -1,5 +1,8 @@
--- The report's headline numbers over all datasets: training pairs in preference_pairs, by
--- dataset. One row.
+-- The report's headline numbers over all datasets: the pairs of preference_pairs (flagged ones
+-- included), how many are in the training splits and how many are flagged, by dataset: the
+-- built-in datasets one by one, the `extra_datasets` entries together (the report has a section
+-- per entry); and the pairs of training_mixture. One row.
+{%- set builtin = builtin_dataset_names() %}
 
 with
 
@@ -9,13 +12,24 @@ preference_pairs as (
 
 ),
 
+training_mixture as (
+
+    select * from {{ ref('training_mixture').include(database=False) }}
+
+),
+
 final as (
 
     select
         count(*) as n_pairs,
-        count(case when dataset = 'ultrafeedback' then 1 end) as n_ultrafeedback,
-        count(case when dataset = 'code_ultrafeedback' then 1 end) as n_code_ultrafeedback,
-        count(case when dataset = 'rever' then 1 end) as n_rever
+        count(case when split = dataset then 1 end) as n_training_split,
+        count(case when is_flagged then 1 end) as n_flagged,
+        {%- for name in builtin %}
+        count(case when dataset = '{{ name }}' then 1 end) as n_{{ name }},
+        {%- endfor %}
+        count(case when dataset not in ({% for name in builtin %}'{{ name }}'{{ ', ' if not loop.last }}{% endfor %}) then 1 end)
+            as n_extra_datasets,
+        (select count(*) from training_mixture) as n_training_mixture
     from preference_pairs
 
 )

@@ -21,7 +21,8 @@ from collections import Counter
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import Warehouse, run_dbt
+from conftest import REGISTRY_VARS, Warehouse, run_dbt
+from preftools import registry
 from preftools.contract import DATASETS
 from test_ultrafeedback import load_raw, same_number
 
@@ -47,6 +48,11 @@ def test_raw_rows_are_the_files_row_counts(warehouse: Warehouse):
         files = d.data_files(warehouse.raw_dir)
         assert files, d.key
         want[d.key] = sum(file_rows(f) for f in files)
+    # the registry's entries the session build registers (examples/extra_datasets.yml)
+    for e in registry.extra_datasets(REGISTRY_VARS):
+        files = registry.data_files(e, warehouse.raw_dir)
+        assert files, e.name
+        want[e.name] = sum(file_rows(f) for f in files)
     got = {r["dataset_key"]: r["raw_rows"] for r in warehouse.rows(
         "select distinct dataset_key, raw_rows from row_accounting")}
     assert got == want

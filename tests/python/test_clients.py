@@ -387,8 +387,9 @@ def test_preference_pairs_splits(exports, hf_cache, warehouse):
     by explicit files); training splits hold unflagged pairs, `<dataset>_flagged` splits the
     flagged ones; each split has the warehouse's rows."""
     files = split_files(exports, "preference_pairs")
-    assert set(PAIR_SPLITS) <= set(files), sorted(files)
-    assert set(files) <= set(PAIR_SPLITS) | {f"{s}_flagged" for s in PAIR_SPLITS}, sorted(files)
+    datasets_built = [r["dataset"] for r in warehouse.rows("select distinct dataset from main.preference_pairs")]
+    assert set(PAIR_SPLITS) <= set(datasets_built) <= set(files), sorted(files)
+    assert set(files) <= set(datasets_built) | {f"{s}_flagged" for s in datasets_built}, sorted(files)
 
     by_dir = datasets.load_dataset(str(exports / "preference_pairs"), cache_dir=str(hf_cache))
     assert set(by_dir) == set(files)
@@ -504,4 +505,218 @@ def test_reward_trainer(tables, tokenizer, tmp_path, name):
     without_margin = -torch.nn.functional.logsigmoid(chosen - rejected).mean()
     if batch["margin"].abs().sum() > 0:
         assert not torch.isclose(loss, without_margin, atol=1e-6)
+    assert_trained(trainer)
+
+
+# --------------------------------------------------------------------------------------------
+# the extra_datasets entries and the training mixture
+
+# An entry with multi-turn prompts and system turns (implicit prompt), the transcript entry, and
+# the mixture across datasets: (mart, split).
+EXTRA_TABLES = {
+    "preference_pairs-rlhflow_ultrafeedback": ("preference_pairs", "rlhflow_ultrafeedback"),
+    "preference_pairs-hh_helpful": ("preference_pairs", "hh_helpful"),
+    "training_mixture": ("training_mixture", "training_mixture"),
+}
+EXTRA_ENTRIES = ("rlhflow_ultrafeedback", "hh_helpful")
+
+
+def _has_extra_tables(wh) -> bool:
+    """Did this warehouse's build register the entries and a mixture, with rows to train on?"""
+    if not wh.scalar("select count(*) from duckdb_tables() where schema_name = 'meta' and table_name = 'extra_datasets'"):
+        return False
+    n = {r["split"]: r["n"] for r in wh.rows(
+        "select split, count(*) as n from main.preference_pairs where list_contains(?, split) group by split",
+        [list(EXTRA_ENTRIES)])}
+    mixture = wh.scalar("select count(*) from duckdb_tables() where schema_name = 'main' and table_name = 'training_mixture'")
+    return all(n.get(s, 0) >= 4 for s in EXTRA_ENTRIES) and bool(mixture) and \
+        wh.scalar("select count(*) from main.training_mixture") >= 4
+
+
+@pytest.fixture(scope="module")
+def extra_exports(warehouse, raw_dir, tmp_path_factory) -> Path:
+    """The export of a warehouse with the entries of examples/extra_datasets.yml and a mixture: the
+    session warehouse's when its build registered them, else one built on hand-made rows of the
+    entries (test_extra_exports.build_extra_warehouse)."""
+    from test_extra_exports import build_extra_warehouse
+
+    wh = warehouse if _has_extra_tables(warehouse) else build_extra_warehouse(
+        raw_dir, tmp_path_factory.mktemp("client_extra_build"))
+    out = tmp_path_factory.mktemp("client_extra_exports") / "exports"
+    proc = subprocess.run(
+        [sys.executable, "-m", "preftools.export", "--duckdb-path", str(wh.path), "--export-dir", str(out),
+         "--no-progress"],
+        cwd=REPO, capture_output=True, text=True,
+    )
+    assert proc.returncode == 0, f"export failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    return out
+
+
+@pytest.fixture(scope="module")
+def extra_tables(extra_exports, hf_cache) -> dict[str, datasets.Dataset]:
+    out = {}
+    for name, (mart, split) in EXTRA_TABLES.items():
+        ds = load_split(extra_exports, mart, split, hf_cache)
+        assert len(ds) >= 4, f"{name}: {len(ds)} rows, too few for 2 steps of 2"
+        out[name] = ds
+    return out
+
+
+@pytest.fixture(scope="module")
+def extra_tokenizer(extra_tables) -> PreTrainedTokenizerFast:
+    return build_tokenizer([t for ds in extra_tables.values() for t in table_texts(ds)])
+
+
+def _roles(messages) -> list[str]:
+    return [m["role"] for m in messages]
+
+
+def conversation_problems(example: dict, tok) -> list[str]:
+    """pair_problems for a prompt that may be a conversation (a system turn, earlier turns): the
+    prompt ends with a user turn, each completion starts with an assistant turn (a transcript that
+    differs before its last turn continues the conversation in the completions, as the implicit-
+    prompt rule says), TRL keeps the prompt explicit and renders prompt + completion as the whole
+    conversation, with every turn once: no prompt turn repeated in a completion."""
+    pair = {k: example[k] for k in ("prompt", "chosen", "rejected")}
+    if not all(_is_messages(v) and v for v in pair.values()):
+        return ["prompt, chosen and rejected are not all non-empty message lists"]
+    if not is_conversational(example):
+        return ["not conversational for TRL (is_conversational is False)"]
+    problems = []
+    roles = _roles(pair["prompt"])
+    if roles[-1] != "user" or "system" in roles[1:] or not set(roles) <= {"system", "user", "assistant"}:
+        problems.append(f"prompt roles {roles}: expected [system] then turns ending with a user turn")
+    for side in ("chosen", "rejected"):
+        side_roles = _roles(pair[side])
+        if side_roles[0] != "assistant" or not set(side_roles) <= {"user", "assistant"}:
+            problems.append(f"{side} roles {side_roles}: expected turns starting with an assistant turn")
+    if maybe_extract_prompt(dict(pair)) != pair:
+        problems.append("maybe_extract_prompt rewrites the pair (TRL sees an implicit prompt)")
+    rendered = maybe_apply_chat_template(dict(pair), tok)
+    if rendered["prompt"] != tok.apply_chat_template(pair["prompt"], add_generation_prompt=True, tokenize=False):
+        problems.append("rendered prompt is not the prompt with the generation prompt")
+    for side in ("chosen", "rejected"):
+        full = tok.apply_chat_template(pair["prompt"] + pair[side], tokenize=False)
+        if rendered["prompt"] + rendered[side] != full:
+            problems.append(f"rendered prompt + {side} is not the rendered conversation")
+        if ROLE_MARKERS["system"] in rendered[side]:
+            problems.append(f"a system turn inside the rendered {side} completion")
+        n_user = roles.count("user") + _roles(pair[side]).count("user")
+        if full.count(ROLE_MARKERS["user"]) != n_user:
+            problems.append(f"{full.count(ROLE_MARKERS['user'])} user turns in prompt+{side}, the messages have {n_user}")
+        if rendered[side].count(ROLE_MARKERS["user"]) != _roles(pair[side]).count("user"):
+            problems.append(f"a prompt turn inside the rendered {side} completion")
+        if not all(m["content"] in rendered[side] for m in pair[side] if m["content"]):
+            problems.append(f"a turn of {side} missing from its rendered completion")
+    if rendered["chosen"] == rendered["rejected"]:
+        problems.append("chosen and rejected render to the same text")
+    return problems
+
+
+def conversation_token_problems(example: dict, row: dict, tok) -> list[str]:
+    """The token ids DPOTrainer prepared for one row: the prompt's turns and the generation prompt
+    only in prompt_ids, each completion's own turns (no prompt turn) in its ids, closed."""
+    user, system, assistant, end = (
+        tok.convert_tokens_to_ids(t)
+        for t in (ROLE_MARKERS["user"], ROLE_MARKERS["system"], ROLE_MARKERS["assistant"], END)
+    )
+    roles = _roles(row["prompt"])
+    prompt_ids = example["prompt_ids"]
+    problems = []
+    if prompt_ids.count(user) != roles.count("user") or prompt_ids.count(system) != roles.count("system"):
+        problems.append("prompt_ids do not hold the prompt's user and system turns")
+    if prompt_ids.count(assistant) != roles.count("assistant") + 1:
+        problems.append("prompt_ids do not end with the generation prompt")
+    for side in ("chosen", "rejected"):
+        ids, side_roles = example[f"{side}_ids"], _roles(row[side])
+        if system in ids or ids.count(user) != side_roles.count("user"):
+            problems.append(f"{side}_ids hold a prompt turn")
+        if ids.count(assistant) != side_roles.count("assistant") - 1:  # the first one is the generation prompt
+            problems.append(f"{side}_ids: not the completion's assistant turns")
+        if not ids or ids[-1] != end or ids.count(end) != len(side_roles):
+            problems.append(f"{side}_ids: not the completion's turns closed by {END}")
+    return problems
+
+
+def spread_rows(ds: datasets.Dataset, n: int = N_TRAIN) -> datasets.Dataset:
+    """Up to ``n`` rows taken in turn from each dataset of ``ds`` (the export orders rows by
+    dataset, so the first rows of the mixture would all come from one)."""
+    by_dataset: dict[str, list[int]] = {}
+    for i, name in enumerate(ds["dataset"]):
+        by_dataset.setdefault(name, []).append(i)
+    picked, queues = [], [list(q) for q in by_dataset.values()]
+    while len(picked) < n and any(queues):
+        for q in queues:
+            if q and len(picked) < n:
+                picked.append(q.pop(0))
+    return ds.select(sorted(picked))
+
+
+def test_conversation_checks_flag_broken_shapes():
+    """The checks on conversational prompts catch what breaks DPO; a multi-turn prompt with a
+    system turn passes."""
+    tok = build_tokenizer(["Be brief.", "Hi", "Hello.", "Joke?", "Knock knock.", "No.", "filler text"] * 5,
+                          vocab_size=300)
+    system, hi, hello, joke = (dict(role=r, content=c) for r, c in (
+        ("system", "Be brief."), ("user", "Hi"), ("assistant", "Hello."), ("user", "Joke?")))
+    good, bad = {"role": "assistant", "content": "Knock knock."}, {"role": "assistant", "content": "No."}
+    canonical = {"prompt": [system, hi, hello, joke], "chosen": [good], "rejected": [bad]}
+    assert conversation_problems(canonical, tok) == []
+    # a transcript that differs before its last turn: the completions continue the conversation
+    later = {"prompt": [system, hi], "chosen": [hello, joke, good], "rejected": [hello, joke, bad]}
+    assert conversation_problems(later, tok) == []
+    # the last user turn repeated in the completions (TRL then cuts the rendered prompt inside a
+    # role marker)
+    repeated = {"prompt": [system, hi, hello, joke], "chosen": [joke, good], "rejected": [joke, bad]}
+    problems = conversation_problems(repeated, tok)
+    assert "chosen roles ['user', 'assistant']: expected turns starting with an assistant turn" in problems
+    assert "rendered prompt is not the prompt with the generation prompt" in problems
+    # an implicit prompt (the whole conversation in chosen/rejected): TRL rewrites it
+    implicit = {"prompt": [], "chosen": [system, hi, hello, joke, good], "rejected": [system, hi, hello, joke, bad]}
+    assert conversation_problems(implicit, tok)
+    # a prompt that ends with the assistant
+    assert conversation_problems({"prompt": [system, hi, hello], "chosen": [good], "rejected": [bad]}, tok)
+
+
+def test_extra_splits_have_the_entries_pairs(extra_tables):
+    """The entries' splits hold their own training pairs; the multi-turn entry keeps its system
+    and earlier turns in the prompt; the mixture holds clean pairs of several datasets."""
+    for name in EXTRA_ENTRIES:
+        ds = extra_tables[f"preference_pairs-{name}"]
+        assert set(ds["dataset"]) == {name} and set(ds["split"]) == {name} and not any(ds["is_flagged"])
+        assert all(ds.features[k] == MESSAGES for k in ("prompt", "chosen", "rejected"))
+    multi = extra_tables["preference_pairs-rlhflow_ultrafeedback"]
+    assert any(p[0]["role"] == "system" and _roles(p).count("user") > 1 for p in multi["prompt"])
+    transcripts = extra_tables["preference_pairs-hh_helpful"]
+    assert any(_roles(p).count("user") > 1 for p in transcripts["prompt"])
+    assert all(m is None for m in transcripts["margin"])  # unscored
+    mixture = extra_tables["training_mixture"]
+    assert not any(mixture["is_flagged"]) and len(set(mixture["dataset"])) >= 2
+
+
+@pytest.mark.parametrize("name", EXTRA_TABLES)
+def test_trl_renders_extra_pairs(extra_tables, extra_tokenizer, name):
+    ds = extra_tables[name]
+    bad = {row["pair_id"]: p for row in ds if (p := conversation_problems(row, extra_tokenizer))}
+    assert not bad, f"{name}: " + summarize(bad)
+
+
+@pytest.mark.filterwarnings("ignore:`is_gradient_checkpointing` is deprecated:FutureWarning")
+@pytest.mark.parametrize("name", EXTRA_TABLES)
+def test_dpo_trainer_on_extra_splits(extra_tables, extra_tokenizer, tmp_path, name):
+    """DPOTrainer on rows of an entry's split and of the mixture (from each of its datasets), as
+    exported (every column, margin NULL for the unscored rows): none dropped, the prompt's turns
+    only in the prompt ids, 2 steps with a finite loss."""
+    ds = spread_rows(extra_tables[name])
+    if name == "training_mixture":
+        assert len(set(ds["dataset"])) >= 2
+    trainer = dpo_trainer(ds, extra_tokenizer, tmp_path)
+    prepared = trainer.train_dataset
+    assert len(prepared) == len(ds), "DPOTrainer dropped examples"
+    bad = {i: p for i, (ex, row) in enumerate(zip(prepared, ds))
+           if (p := conversation_token_problems(ex, row, extra_tokenizer))}
+    assert not bad, summarize(bad)
+    for ex, row in zip(prepared, ds):
+        assert extra_tokenizer.decode(ex["prompt_ids"]) == extra_tokenizer.apply_chat_template(
+            row["prompt"], add_generation_prompt=True, tokenize=False)
     assert_trained(trainer)

@@ -141,9 +141,10 @@ def _comment(warehouse, schema: str, table: str, column: str | None = None) -> s
     (("main", "prompt_overlap", None),
      "One row per normalised prompt (Normalised text for matching across datasets: lower case, every run "
      "of white space collapsed to one space, leading and trailing spaces removed (normalize_text macro).) "
-     "that occurs in more than one of UltraFeedback, CodeUltraFeedback and ReVeR, for contamination and "
-     "train/test leakage checks. RLHFlow/CodeUltraFeedback-standard is derived from CodeUltraFeedback and "
-     "not counted apart."),
+     "that occurs in more than one of UltraFeedback, CodeUltraFeedback, ReVeR and the extra_datasets "
+     "entries (an entry's prompt: the text of its pairs' user turns, joined by a blank line), for "
+     "contamination and train/test leakage checks. RLHFlow/CodeUltraFeedback-standard is derived from "
+     "CodeUltraFeedback and not counted apart."),
     # a view's column: the globs' asterisks are not emphasis and stay
     (("audits", "uf_published_disagreements", "what_disagrees"),
      "Comma-separated names of the failing checks (the audit's *_agrees / *_obeys_rule / "

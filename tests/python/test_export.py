@@ -399,6 +399,9 @@ def test_many_files_and_row_groups_do_not_depend_on_batching(warehouse, con, tmp
 # preference_pairs (and any mart listed in SPLIT_BY)
 
 
+BUILT_IN_DATASETS = ("ultrafeedback", "code_ultrafeedback", "rever")
+
+
 def test_preference_pairs_rows_pass_a_trl_check(exported, marts, con):
     """One split per dataset for the training pairs and one `<dataset>_flagged` split for the
     pairs an integrity check flags (issue 13); every row in TRL's explicit-prompt form: prompt =
@@ -422,14 +425,20 @@ def test_preference_pairs_rows_pass_a_trl_check(exported, marts, con):
             assert row["dataset"] == dataset and bool(row["integrity_flags"]) == flagged, row["pair_id"]
             prompt, chosen, rejected = row["prompt"], row["chosen"], row["rejected"]
             for conversation in (prompt, chosen, rejected):
-                assert isinstance(conversation, list) and conversation, row["pair_id"]
+                assert isinstance(conversation, list) and (conversation or flagged), row["pair_id"]
                 for message in conversation:
                     assert list(message) == ["role", "content"], row["pair_id"]
                     assert message["role"] in TRL_ROLES and isinstance(message["content"], str), row["pair_id"]
+            if flagged:
+                continue  # e.g. identical_responses or empty_response: what the flag says
             assert prompt[-1]["role"] == "user", row["pair_id"]
-            assert [m["role"] for m in chosen] == [m["role"] for m in rejected] == ["assistant"], row["pair_id"]
-            assert chosen != rejected, row["pair_id"]
-            assert 0 < row["margin"] <= 1, row["pair_id"]
+            assert chosen[0]["role"] == rejected[0]["role"] == "assistant" and chosen != rejected, row["pair_id"]
+            if dataset in BUILT_IN_DATASETS:  # one assistant turn each, always scored
+                assert [m["role"] for m in chosen] == [m["role"] for m in rejected] == ["assistant"], row["pair_id"]
+            if row["score_kind"] is None:  # an unscored extra dataset (transcripts)
+                assert row["margin"] is None, row["pair_id"]
+            else:
+                assert 0 < row["margin"] <= 1, row["pair_id"]
 
 
 def test_split_marts_become_hf_splits(warehouse, tmp_path, monkeypatch, hf_env):
@@ -545,14 +554,17 @@ def test_card_licence_and_sources_follow_the_registry(exported, marts, con):
     reg = registry(con)
     (build,) = duck_rows(con, "select * from meta.warehouse_build_info")
     groups = build["datasets"].split(",")
+    # the build's extra_datasets entries feed preference_pairs too
+    entries = duck_rows(con, "select dataset as dataset_key, hub_id, license from meta.extra_datasets order by registry_order")
     expected_keys = {
-        "preference_pairs": [k for k, r in reg.items() if r["dataset_group"] in groups],
+        "preference_pairs": [k for k, r in reg.items() if r["dataset_group"] in groups] + [e["dataset_key"] for e in entries],
         "ultrafeedback_curated": ["ultrafeedback"],
         "audit_code_ultrafeedback_published": ["code_ultrafeedback", "code_ultrafeedback_standard"],
         "rever_pairs": ["rever_judge", "rever_rubric"],
         "judge_agreement": ["ultrafeedback", "rever_judge", "rever_rubric"],
         "rejects_code_ultrafeedback_standard": ["code_ultrafeedback_standard"],
     }
+    reg.update({e["dataset_key"]: e for e in entries})
     checked = 0
     for mart, keys in expected_keys.items():
         if mart not in marts:

@@ -25,6 +25,10 @@ completions as (
     select
         raw_rows.row_key as prompt_id,
         raw_rows.dataset,
+        raw_rows.source_file,
+        raw_rows.source_row,
+        raw_rows.source,
+        raw_rows.prompt,
         {{ explode_with_index('raw_rows.completions', 'completion_index', 'completion') }}
     from raw_rows
 
@@ -35,6 +39,10 @@ fields as (
     select
         prompt_id,
         dataset,
+        source_file,
+        source_row,
+        source,
+        prompt,
         completion_index,
         completion.response as response,  -- noqa: AL09
         completion.model as model,  -- noqa: AL09
@@ -48,9 +56,14 @@ parsed as (
     select
         fields.prompt_id,
         fields.dataset,
+        fields.source_file,
+        fields.source_row,
+        fields.source,
+        fields.prompt,
         fields.completion_index,
         fields.response,
         fields.model,
+        registry.pairing,
         {%- for i in range(n_ratings) %}
         case
             when {{ parse_number(list_at('fields.ratings', i)) }}
@@ -69,9 +82,14 @@ rated as (
     select
         prompt_id,
         dataset,
+        source_file,
+        source_row,
+        source,
+        prompt,
         completion_index,
         response,
         model,
+        pairing,
         {{ mean_of_present(rating_columns) }} as rating
     from parsed
 
@@ -86,9 +104,14 @@ picked as (
 select
     prompt_id,
     dataset,
+    source_file,
+    source_row,
+    source,
+    prompt,
     completion_index,
     response,
     model,
+    pairing,
     rating,
     is_best_rated,
     is_below_best_rated,

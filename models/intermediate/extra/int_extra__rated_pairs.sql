@@ -11,18 +11,6 @@ completions as (
 
 ),
 
-raw_rows as (
-
-    select row_key, source_file, source_row, source, prompt from {{ ref('stg_extra__rated_rows') }}
-
-),
-
-registry as (
-
-    select dataset, pairing from {{ ref('extra_datasets') }}
-
-),
-
 best_vs_lower as (
 
     select
@@ -34,10 +22,8 @@ best_vs_lower as (
         on best.prompt_id = lower.prompt_id
         and lower.is_random_for_best_rated
         and lower.is_below_best_rated
-    inner join registry
-        on best.dataset = registry.dataset
-        and registry.pairing = 'best_vs_lower'
     where best.is_best_rated
+        and best.pairing = 'best_vs_lower'
 
 ),
 
@@ -51,9 +37,7 @@ all_pairs as (
     inner join completions as lower
         on higher.prompt_id = lower.prompt_id
         and higher.rating > lower.rating
-    inner join registry
-        on higher.dataset = registry.dataset
-        and registry.pairing = 'all_pairs'
+    where higher.pairing = 'all_pairs'
 
 ),
 
@@ -70,12 +54,12 @@ final as (
     select
         pairs.prompt_id as row_key,
         chosen.dataset,
-        raw_rows.source_file,
-        raw_rows.source_row,
+        chosen.source_file,
+        chosen.source_row,
         pairs.chosen_index,
         pairs.rejected_index,
-        raw_rows.source,
-        {{ chat_messages([('user', 'raw_rows.prompt')]) }} as prompt,
+        chosen.source,
+        {{ chat_messages([('user', 'chosen.prompt')]) }} as prompt,
         {{ chat_messages([('assistant', 'chosen.response')]) }} as chosen,
         {{ chat_messages([('assistant', 'rejected.response')]) }} as rejected,
         chosen.model as chosen_model,
@@ -83,8 +67,6 @@ final as (
         chosen.rating as chosen_score,
         rejected.rating as rejected_score
     from pairs
-    inner join raw_rows
-        on pairs.prompt_id = raw_rows.row_key
     inner join completions as chosen
         on pairs.prompt_id = chosen.prompt_id
         and pairs.chosen_index = chosen.completion_index
