@@ -21,17 +21,26 @@
     {%- set paths = adapter.dispatch('raw_list_files', 'preference_warehouse')(repo) -%}
     {%- set card = adapter.dispatch('raw_read_text', 'preference_warehouse')(repo ~ '/README.md')
         if 'README.md' in paths else none -%}
-    {#- a repo whose card declares no configs: `config` names a folder of it (as `data_dir` does for
-        load_dataset, e.g. Anthropic/hh-rlhf's helpful-base/), the Hub's rule applied inside it;
-        `default` is the whole repo (preftools/registry.py resolve_files, the same rule) -#}
+    {%- set files = [] -%}
+    {%- for f in hub_resolve_config(paths, card, config, hub_id) -%}
+        {%- do files.append({'path': f.path, 'full': repo ~ '/' ~ f.path, 'split': f.split, 'format': f.format}) -%}
+    {%- endfor -%}
+    {{ return(files) }}
+{% endmacro %}
+
+{#- The data files among a repo's `paths` for `config`: the card's config, or, for a repo whose card
+    declares no configs, a folder of it (as `data_dir` does for load_dataset, e.g. Anthropic/hh-rlhf's
+    helpful-base/), the Hub's rule applied inside it; `default` is the whole repo
+    (preftools/registry.py resolve_files, the same rule). -#}
+{% macro hub_resolve_config(paths, card, config, hub_id) %}
     {%- set prefix = (config ~ '/') if config and config != 'default' and not hub_card_configs(card, hub_id) else '' -%}
     {%- set inner = [] -%}
     {%- for p in paths if p.startswith(prefix) -%}{%- do inner.append(p[prefix | length:]) -%}{%- endfor -%}
-    {%- set files = [] -%}
+    {%- set found = [] -%}
     {%- for f in hub_resolve(inner, card if not prefix else none, none if prefix else config, hub_id) -%}
-        {%- do files.append({'path': prefix ~ f.path, 'full': repo ~ '/' ~ prefix ~ f.path, 'split': f.split, 'format': f.format}) -%}
+        {%- do found.append({'path': prefix ~ f.path, 'split': f.split, 'format': f.format}) -%}
     {%- endfor -%}
-    {{ return(files) }}
+    {{ return(found) }}
 {% endmacro %}
 
 {#- "parquet", "json", or none for a file the build does not read. -#}
@@ -219,6 +228,28 @@
         {%- if local.startswith(prefix) -%}{%- do paths.append(local[prefix | length:]) -%}{%- endif -%}
     {%- endfor -%}
     {{ return(paths | sort) }}
+{% endmacro %}
+
+{#- The text of a small file (a card, a lock), none when it is absent.
+    DuckDB: read_text gives no rows (not an error) for a path that matches no file. -#}
+{% macro default__raw_read_text(path) %}
+    {%- set rows = run_query('select content from read_text(' ~ sql_string(path) ~ ')').rows -%}
+    {{ return(rows[0][0] if rows | length > 0 else none) }}
+{% endmacro %}
+
+{#- Spark: a missing path is an error for its file sources, so the file is looked for with a
+    name filter over its folder (no match: no rows), through a view named for the path (threads
+    read several cards at once). Spark skips names starting with `_` or `.`, so the generator's
+    manifest cannot be read there: generated data shows as "unknown". -#}
+{% macro spark__raw_read_text(path) %}
+    {%- set folder, name = path.rsplit('/', 1) -%}
+    {%- if name.startswith('_') or name.startswith('.') -%}{{ return(none) }}{%- endif -%}
+    {%- set view = 'preftools_text_' ~ local_md5(path) -%}
+    {%- do run_query(
+        'create or replace temporary view ' ~ view ~ ' using binaryFile options (path ' ~ sql_string(folder)
+        ~ ', pathGlobFilter ' ~ sql_string(name) ~ ', recursiveFileLookup ' ~ sql_string('false') ~ ')') -%}
+    {%- set rows = run_query('select cast(content as string) from ' ~ view ~ ' where path like ' ~ sql_string('%/' ~ name)).rows -%}
+    {{ return(rows[0][0] if rows | length > 0 else none) }}
 {% endmacro %}
 
 {#- A path in backticks, as Spark's `format.`path`` syntax takes it (a backtick doubled). -#}

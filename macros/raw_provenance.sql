@@ -115,26 +115,14 @@
     {{ return(expected | length > 0 and found == expected) }}
 {% endmacro %}
 
-{#- An entry's data files among repo `paths` (here: a lock's) by the rule raw_dataset_files applies
-    to the local ones (a config named for a card without `configs:` is a folder of the repo),
-    restricted to its splits. -#}
+{#- An entry's data files among repo `paths` (here: a lock's), by the rule raw_dataset_files applies
+    to the local ones (hub_resolve_config), restricted to its splits. -#}
 {% macro raw_entry_resolve(paths, card, e) %}
-    {%- set config = e.config -%}
-    {%- set prefix = (config ~ '/') if config and config != 'default' and not hub_card_configs(card, e.hub_id) else '' -%}
-    {%- set inner = [] -%}
-    {%- for p in paths if p.startswith(prefix) -%}{%- do inner.append(p[prefix | length:]) -%}{%- endfor -%}
     {%- set found = [] -%}
-    {%- for f in (hub_resolve(inner, card if not prefix else none, none if prefix else config, e.hub_id) if inner else [])
-            if e.splits is none or f.split in e.splits -%}
-        {%- do found.append({'path': prefix ~ f.path, 'split': f.split}) -%}
+    {%- for f in (hub_resolve_config(paths, card, e.config, e.hub_id) if paths else []) if e.splits is none or f.split in e.splits -%}
+        {%- do found.append(f) -%}
     {%- endfor -%}
     {{ return(found) }}
-{% endmacro %}
-
-{#- DuckDB: read_text and read_blob give no rows (not an error) for a path that matches no file. -#}
-{% macro default__raw_read_text(path) %}
-    {%- set rows = run_query('select content from read_text(' ~ sql_string(path) ~ ')').rows -%}
-    {{ return(rows[0][0] if rows | length > 0 else none) }}
 {% endmacro %}
 
 {#- {repo path: size} of raw_dataset_files() entries. -#}
@@ -148,19 +136,6 @@
         {%- do found.update({by_full.get(row[0] | string, row[0] | string): row[1] | int}) -%}
     {%- endfor -%}
     {{ return(found) }}
-{% endmacro %}
-
-{#- Spark: a missing path is an error for its file sources, so the file is looked for with a
-    name filter over its folder (no match: no rows). Spark skips names starting with `_` or `.`,
-    so the generator's manifest cannot be read there: generated data shows as "unknown". -#}
-{% macro spark__raw_read_text(path) %}
-    {%- set folder, name = path.rsplit('/', 1) -%}
-    {%- if name.startswith('_') or name.startswith('.') -%}{{ return(none) }}{%- endif -%}
-    {%- do run_query(
-        'create or replace temporary view raw_provenance_file using binaryFile options (path ' ~ sql_string(folder)
-        ~ ', pathGlobFilter ' ~ sql_string(name) ~ ', recursiveFileLookup ' ~ sql_string('false') ~ ')') -%}
-    {%- set rows = run_query("select cast(content as string) from raw_provenance_file where path like " ~ sql_string('%/' ~ name)).rows -%}
-    {{ return(rows[0][0] if rows | length > 0 else none) }}
 {% endmacro %}
 
 {% macro spark__raw_provenance_sizes(files) %}
