@@ -21,9 +21,7 @@ import re
 import shutil
 import subprocess
 import sys
-import threading
 from collections import Counter
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pyarrow as pa
@@ -485,23 +483,7 @@ def publish_env(tmp_path: Path, endpoint: str) -> dict:
     return env
 
 
-@pytest.fixture
-def hub():
-    """The stand-in Hub of test_publish.py."""
-    from test_publish import FakeHub, make_handler
-
-    fake = FakeHub()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(fake))
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
-    thread.start()
-    fake.endpoint = f"http://127.0.0.1:{server.server_address[1]}"
-    try:
-        yield fake
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+from test_publish import hub  # noqa: E402,F401  the stand-in Hub fixture of test_publish.py
 
 
 @pytest.mark.parametrize("mart", ["preference_pairs", "training_mixture"])
