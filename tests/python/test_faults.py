@@ -70,7 +70,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import DBT, REPO, DbtResult, dbt_env
+from conftest import DBT, REPO, DbtResult, dbt_env, with_registry
 from preftools import export as ex
 from preftools.contract import DATASETS, DATASETS_BY_KEY
 
@@ -490,12 +490,12 @@ class Lane:
         copy_db(source, self.db)
 
     def run(self, args=("build",), work: Path | None = None, timeout: float = RUN_TIMEOUT) -> DbtResult:
-        proc = subprocess.run([DBT, *args], cwd=REPO, env=self.env(work), capture_output=True, text=True,
-                              timeout=timeout)
+        proc = subprocess.run([DBT, *with_registry(list(args), self.raw)], cwd=REPO, env=self.env(work),
+                              capture_output=True, text=True, timeout=timeout)
         return DbtResult(proc.returncode, ANSI.sub("", proc.stdout), ANSI.sub("", proc.stderr))
 
     def start(self, args=("build",), **faults: str) -> Proc:
-        return Proc([sys.executable, str(self.fault_dbt), *args], self.env(**faults))
+        return Proc([sys.executable, str(self.fault_dbt), *with_registry(list(args), self.raw)], self.env(**faults))
 
 
 @pytest.fixture(scope="module")
@@ -608,7 +608,7 @@ def killed_in_sql_model(lane, killed_in_parse, raw_dir, tmp_path_factory) -> Kil
     shutil.copytree(lane.work / "target", second / "target")  # its own target/, parsed already
     tools = {"export": ["--export-dir", str(root / "exports"), "--no-progress"],
              "report": ["--out", str(root / "report.html")]}
-    tries = {"build": subprocess.Popen([DBT, "build"], cwd=REPO, env=lane.env(second), stdout=subprocess.PIPE,
+    tries = {"build": subprocess.Popen([DBT, *with_registry(["build"], lane.raw)], cwd=REPO, env=lane.env(second), stdout=subprocess.PIPE,
                                        stderr=subprocess.STDOUT, text=True)}
     for tool, args in tools.items():  # all three at once: they only start, find the lock and stop
         tries[tool] = subprocess.Popen(
