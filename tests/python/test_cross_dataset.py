@@ -130,13 +130,19 @@ def expected_rever_pairs(warehouse) -> dict[str, dict]:
     return out
 
 
+BUILT_IN = ("ultrafeedback", "code_ultrafeedback", "rever")  # in registry order
+# the checks preference_pairs applies to every dataset (the extra datasets' are in test_extra_datasets)
+SHARED_FLAGS = {"identical_responses", "empty_response", "score_not_higher", "duplicate_pair", "cross_dataset_duplicate"}
+
+
 @pytest.fixture(scope="module")
 def pairs(warehouse) -> list[dict]:
-    return warehouse.rows("select * from preference_pairs")
+    """The built-in datasets' pairs (the session build registers extra datasets too)."""
+    return warehouse.rows("select * from preference_pairs where dataset in ('ultrafeedback', 'code_ultrafeedback', 'rever')")
 
 
 def test_preference_pairs_keys_and_shape(pairs):
-    assert {r["dataset"] for r in pairs} == {"ultrafeedback", "code_ultrafeedback", "rever"}
+    assert {r["dataset"] for r in pairs} == set(BUILT_IN)
     assert len({r["pair_id"] for r in pairs}) == len(pairs)
     for r in pairs:
         assert r["chosen"] != r["rejected"] or r["chosen_model"] != r["rejected_model"], r["pair_id"]
@@ -146,8 +152,49 @@ def test_preference_pairs_keys_and_shape(pairs):
                                            "code_ultrafeedback_flagged", "rever_flagged"}
 
 
+def test_preference_pairs_shared_checks(pairs):
+    """The checks every dataset gets, recomputed here from the pairs' texts and scores: identical or
+    empty responses, a score not above the other, an exact copy of an earlier pair of the dataset
+    (earlier: smaller pair_id), the same normalised texts in a dataset registered earlier."""
+    def text_key(r):
+        return tuple(tuple((m["role"], normalise(m["content"])) for m in r[c]) for c in ("prompt", "chosen", "rejected"))
+
+    def exact_key(r):
+        return tuple(tuple((m["role"], m["content"]) for m in r[c]) for c in ("prompt", "chosen", "rejected"))
+
+    first_dataset = {}
+    for dataset in BUILT_IN:
+        for r in pairs:
+            if r["dataset"] == dataset:
+                first_dataset.setdefault(text_key(r), BUILT_IN.index(dataset))
+    first_copy = {}
+    for r in sorted(pairs, key=lambda r: r["pair_id"]):
+        first_copy.setdefault((r["dataset"], exact_key(r)), r["pair_id"])
+    for r in pairs:
+        want = set()
+        if r["chosen"] == r["rejected"]:
+            want.add("identical_responses")
+        if any(not any((m["content"] or "").strip() for m in r[c]) for c in ("chosen", "rejected")):
+            want.add("empty_response")
+        if r["chosen_score"] is not None and r["rejected_score"] is not None and r["chosen_score"] <= r["rejected_score"]:
+            want.add("score_not_higher")
+        if first_copy[(r["dataset"], exact_key(r))] != r["pair_id"]:
+            want.add("duplicate_pair")
+        if first_dataset[text_key(r)] < BUILT_IN.index(r["dataset"]):
+            want.add("cross_dataset_duplicate")
+        assert set(r["integrity_flags"]) & SHARED_FLAGS == want, r["pair_id"]
+    # ReVeR's ultrafeedback-sourced pairs repeat UltraFeedback pairs: the check is not vacuous here
+    assert any("cross_dataset_duplicate" in r["integrity_flags"] for r in pairs)
+
+
 def _row_without_keys(r: dict) -> dict:
-    return {k: v for k, v in r.items() if k not in ("pair_id", "prompt_id")}
+    """A pair without its keys and with only its dataset's own flags (the shared checks are
+    test_preference_pairs_shared_checks'), its split and is_flagged following those."""
+    row = {k: v for k, v in r.items() if k not in ("pair_id", "prompt_id")}
+    row["integrity_flags"] = [f for f in r["integrity_flags"] if f not in SHARED_FLAGS]
+    row["is_flagged"] = bool(row["integrity_flags"])
+    row["split"] = r["dataset"] + ("_flagged" if row["integrity_flags"] else "")
+    return row
 
 
 def test_preference_pairs_ultrafeedback_rows(pairs, warehouse):
@@ -274,6 +321,12 @@ def test_prompt_overlap(warehouse, ultrafeedback_raw):
     rever_instructions = warehouse.rows("select instruction from rever_pairs where instruction is not null")
     for r in rever_instructions:
         keys[normalise(r["instruction"])].add("rever")
+    # the registry's entries: the text of their pairs' user turns, joined by a blank line
+    for r in warehouse.rows("select dataset, prompt from preference_pairs "
+                            "where dataset not in ('ultrafeedback', 'code_ultrafeedback', 'rever')"):
+        text = "\n\n".join(m["content"] for m in r["prompt"] if m["role"] == "user" and m["content"] is not None)
+        if text:
+            keys[normalise(text)].add(r["dataset"])
     expected = {hashlib.md5(k.encode()).hexdigest(): v for k, v in keys.items() if len(v) > 1}
     actual = {r["prompt_key_hash"]: set(r["datasets"].split(","))
               for r in warehouse.rows("select * from prompt_overlap")}
