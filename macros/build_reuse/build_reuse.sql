@@ -208,6 +208,16 @@
             {%- do build_reuse_record(source_id, fingerprint, 'source', none) -%}
         {%- endif -%}
     {%- endfor -%}
+    {#- the `extra_datasets` entries' files, as a source's (they have no source node) -#}
+    {%- set extra_ids = [] -%}
+    {%- for e in extra_datasets() -%}{%- do extra_ids.append('extra_dataset.' ~ e.name) -%}{%- endfor -%}
+    {%- set latest = build_reuse_lookup(extra_ids) -%}
+    {%- for e in extra_datasets() -%}
+        {%- set fingerprint = build_reuse_files_fingerprint(extra_dataset_files(e)) -%}
+        {%- if latest.get('extra_dataset.' ~ e.name, {}).get('fingerprint') != fingerprint -%}
+            {%- do build_reuse_record('extra_dataset.' ~ e.name, fingerprint, 'source', none) -%}
+        {%- endif -%}
+    {%- endfor -%}
     {{ return('') }}
 {% endmacro %}
 
@@ -289,6 +299,9 @@
                 and ("'" ~ (raw_data_dir() ~ '/' ~ spec.hub_id ~ '/') | replace("'", "''")) in code -%}
             {%- do found.append(source_id) -%}
         {%- endfor -%}
+    {%- endfor -%}
+    {%- for e in extra_datasets() if ("'" ~ (raw_data_dir() ~ '/' ~ e.hub_id ~ '/') | replace("'", "''")) in code -%}
+        {%- do found.append('extra_dataset.' ~ e.name) -%}
     {%- endfor -%}
     {{ return(found) }}
 {%- endmacro %}
