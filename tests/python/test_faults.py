@@ -701,7 +701,7 @@ def test_second_build_while_a_build_runs_names_the_holder(killed_in_sql_model, l
     assert attempt.rc != 0
     assert "Traceback" not in attempt.output
     line = one_line_with(attempt.output, f"The warehouse file {lane.db} is locked by", f"(PID {pid})")
-    assert "running `dbt build`" in line, line
+    assert "running `dbt build" in line, line  # `dbt build` and its arguments (the registry vars)
     assert "nothing was built" in line, line
 
 
