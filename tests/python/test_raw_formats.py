@@ -2,7 +2,7 @@
 
 The session's generated data is rewritten with every dataset in another format and layout of the
 Hub (JSON Lines, gzip and zstd, a JSON array, Parquet where the default is JSON; data/, the root,
-default/<split>/), by Python's json module here, not by the build's reader; the build on the copy
+default/<split>/; the example registry's Parquet entries as JSON), by Python's json module here, not by the build's reader; the build on the copy
 must hold the same rows in every table and view of staging, intermediate, main, audits and
 reporting as the session build (EXCEPT ALL both ways), the file-name columns aside (`source_file`,
 `published_source_file`: compared without the format suffix). A raw row's key is its file's name without the format suffix
@@ -34,6 +34,15 @@ LAYOUTS = {
     "code_ultrafeedback_standard": ("default/train", "json-array"),
     "rever_judge": ("data", "jsonl.zst"),
     "rever_rubric": ("data", "parquet"),
+}
+# the example registry's entries (conftest.REGISTRY_VARS): the Parquet ones rewritten as JSON in
+# their folders (their cards' patterns name no extension), the JSON ones copied as they are
+EXTRA_LAYOUTS = {
+    "HuggingFaceH4/ultrafeedback_binarized": "jsonl",
+    "argilla/ultrafeedback-binarized-preferences-cleaned": "jsonl.gz",
+    "RLHFlow/UltraFeedback-preference-standard": "json-array",
+    "openbmb/UltraFeedback": None,
+    "Anthropic/hh-rlhf": None,
 }
 SCHEMAS = ["staging", "intermediate", "main", "audits", "reporting"]
 
@@ -82,6 +91,11 @@ def converted_copy(raw: Path, out: Path) -> dict[str, list[str]]:
             target.parent.mkdir(parents=True, exist_ok=True)
             write_as(table, target, how)
             written[key].append(str(target.relative_to(repo)))
+    for hub_id, how in EXTRA_LAYOUTS.items():
+        shutil.copytree(raw / hub_id, out / hub_id, ignore=None if how is None else shutil.ignore_patterns("*.parquet"))
+        for src in sorted((raw / hub_id).rglob("*.parquet")) if how else []:
+            suffix = {"json-array": "json"}.get(how, how)
+            write_as(pq.read_table(src), out / hub_id / src.relative_to(raw / hub_id).with_suffix(f".{suffix}"), how)
     for extra in ("_generator_manifest.json",):
         if (raw / extra).exists():
             shutil.copy2(raw / extra, out / extra)

@@ -194,6 +194,16 @@ def test_pair_columns_are_filled_exactly_on_training_pairs(exported):
         assert rows, table
         for row in rows:
             is_pair = row.get("has_pair", True)
+            registered = row.get("dataset") not in ("ultrafeedback", "code_ultrafeedback", "rever")
+            if table == "preference_pairs" and registered and (row["score_kind"] is None or row["is_flagged"]):
+                # a registered dataset without scores: no margin; a flagged pair is not for
+                # training (a registered dataset's chosen score may be lower, or unparseable)
+                assert all(row[c] is not None for c in PAIR_COLUMNS[:3]), (table, row)
+                if row["score_kind"] is None:
+                    assert row["margin"] is None and row["score_margin"] is None, (table, row)
+                elif row["margin"] is not None and row["margin"] <= 0:
+                    assert "score_not_higher" in row["integrity_flags"], (table, row)
+                continue
             if is_pair:
                 assert all(row[c] is not None for c in PAIR_COLUMNS), (table, row)
                 assert 0 < row["margin"] <= 1, (table, row["margin"])
@@ -224,8 +234,13 @@ def test_readme_snippets_select_the_training_split(exported, tmp_path, monkeypat
         cwd.mkdir()
         (cwd / "exports").symlink_to(exported)
         train = run_snippet(code, cwd, monkeypatch)
-        split = TRAINING_TABLES.get(table, README_PAIRS_SPLIT)
-        want = expected(exported, [split], "margin" in train.column_names)
+        with_margin = "margin" in train.column_names
+        if table == "training_mixture":  # its own table: all of it is for training
+            rows = read_table(sorted((exported / table / "data").glob("*.parquet")))
+            want = Counter(key(r, with_margin) for r in rows)
+        else:
+            want = expected(exported, [TRAINING_TABLES.get(table, README_PAIRS_SPLIT)], with_margin)
+        split = table
         assert sum(want.values()) > 0, split
         assert selected(train) == want, (table, code)
 
