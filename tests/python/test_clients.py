@@ -7,7 +7,10 @@ table is loaded with ``datasets`` from its Parquet files, prepared with TRL's ow
 user turn appears exactly once in prompt+chosen and in prompt+rejected, the assistant answer is in
 the rendered completion, chosen and rejected differ. Then a tiny randomly initialised Llama (built
 here, nothing is downloaded) trains 2 steps with each trainer on the first rows of each table,
-and the token ids the trainers actually train on are checked the same way.
+and the token ids the trainers actually train on are checked the same way. The registry's
+entries take the user's whole path: fetched from a stand-in Hub with only
+examples/extra_datasets.yml added, built, exported, loaded and trained on with DPOTrainer, one
+entry of each shape and the training mixture.
 
 The tokenizer is a byte-level BPE trained here on the tables' own texts, with a plain chat
 template (``<|role|>content<|end|>``) whose role markers are special tokens, so every turn is
@@ -511,44 +514,69 @@ def test_reward_trainer(tables, tokenizer, tmp_path, name):
 # --------------------------------------------------------------------------------------------
 # the extra_datasets entries and the training mixture
 
-# An entry with multi-turn prompts and system turns (implicit prompt), the transcript entry, and
-# the mixture across datasets: (mart, split).
+# One entry of each shape (preference with an explicit prompt; preference with multi-turn prompts
+# and system turns, implicit prompt; rated_completions; transcript) and the mixture across
+# datasets: (mart, split).
 EXTRA_TABLES = {
+    "preference_pairs-h4_ultrafeedback": ("preference_pairs", "h4_ultrafeedback"),
     "preference_pairs-rlhflow_ultrafeedback": ("preference_pairs", "rlhflow_ultrafeedback"),
+    "preference_pairs-openbmb_ultrafeedback": ("preference_pairs", "openbmb_ultrafeedback"),
     "preference_pairs-hh_helpful": ("preference_pairs", "hh_helpful"),
     "training_mixture": ("training_mixture", "training_mixture"),
 }
-EXTRA_ENTRIES = ("rlhflow_ultrafeedback", "hh_helpful")
-
-
-def _has_extra_tables(wh) -> bool:
-    """Did this warehouse's build register the entries and a mixture, with rows to train on?"""
-    if not wh.scalar("select count(*) from duckdb_tables() where schema_name = 'meta' and table_name = 'extra_datasets'"):
-        return False
-    n = {r["split"]: r["n"] for r in wh.rows(
-        "select split, count(*) as n from main.preference_pairs where list_contains(?, split) group by split",
-        [list(EXTRA_ENTRIES)])}
-    mixture = wh.scalar("select count(*) from duckdb_tables() where schema_name = 'main' and table_name = 'training_mixture'")
-    return all(n.get(s, 0) >= 4 for s in EXTRA_ENTRIES) and bool(mixture) and \
-        wh.scalar("select count(*) from main.training_mixture") >= 4
+EXTRA_ENTRIES = ("h4_ultrafeedback", "rlhflow_ultrafeedback", "openbmb_ultrafeedback", "hh_helpful")
 
 
 @pytest.fixture(scope="module")
-def extra_exports(warehouse, raw_dir, tmp_path_factory) -> Path:
-    """The export of a warehouse with the entries of examples/extra_datasets.yml and a mixture: the
-    session warehouse's when its build registered them, else one built on hand-made rows of the
-    entries (test_extra_exports.build_extra_warehouse)."""
-    from test_extra_exports import build_extra_warehouse
+def extra_exports(raw_dir, tmp_path_factory) -> Path:
+    """What a user does with only the registry's entries added: the session's generated data (the
+    built-in datasets and the stand-ins of examples/extra_datasets.yml's entries, in their Hub
+    layouts) served by a stand-in Hub (test_fetch.FakeHub), `python -m preftools.fetch --vars
+    examples/extra_datasets.yml`, `dbt build` with those vars on the fetched folder, and the export."""
+    import shutil
+    import threading
+    from http.server import ThreadingHTTPServer
 
-    wh = warehouse if _has_extra_tables(warehouse) else build_extra_warehouse(
-        raw_dir, tmp_path_factory.mktemp("client_extra_build"))
-    out = tmp_path_factory.mktemp("client_extra_exports") / "exports"
+    from test_fetch import EXAMPLES, FakeHub, make_handler, run_fetch
+
+    from conftest import run_dbt
+    from preftools import registry
+    from preftools.contract import DATASETS
+
+    work = tmp_path_factory.mktemp("client_extra")
+    hub = FakeHub()
+    entries = registry.extra_datasets(registry.load_vars(str(EXAMPLES)))
+    for hub_id in dict.fromkeys([ds.hub_id for ds in DATASETS] + [e.hub_id for e in entries]):
+        repo = raw_dir / hub_id
+        hub.repos[hub_id] = {p.relative_to(repo).as_posix(): p.read_bytes() for p in repo.rglob("*") if p.is_file()}
+        hub.repos[hub_id][".gitattributes"] = b"*.parquet filter=lfs\n"
+    server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(hub))
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
+    thread.start()
+    try:
+        raw = work / "raw"
+        proc = run_fetch(work, f"http://127.0.0.1:{server.server_address[1]}", "--raw-data-dir", str(raw),
+                         "--vars", str(EXAMPLES))
+        assert proc.returncode == 0, proc.stderr[-3000:]
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+    for e in entries:  # the entry's config and splits only (hh-rlhf's helpful-base, H4's train_prefs)
+        fetched = [p.relative_to(e.repo_dir(raw)) for p in registry.data_files(e, raw)]
+        assert fetched == [p.relative_to(e.repo_dir(raw_dir)) for p in registry.data_files(e, raw_dir)], e.name
+        assert all((e.repo_dir(raw) / p).read_bytes() == (e.repo_dir(raw_dir) / p).read_bytes() for p in fetched)
+    db = work / "warehouse.duckdb"
+    run_dbt(["build", "--vars", EXAMPLES.read_text(encoding="utf-8")], raw, db, work / "build")
+    out = work / "exports"
     proc = subprocess.run(
-        [sys.executable, "-m", "preftools.export", "--duckdb-path", str(wh.path), "--export-dir", str(out),
+        [sys.executable, "-m", "preftools.export", "--duckdb-path", str(db), "--export-dir", str(out),
          "--no-progress"],
         cwd=REPO, capture_output=True, text=True,
     )
     assert proc.returncode == 0, f"export failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    shutil.rmtree(raw)  # the warehouse and the export are what the tests read
     return out
 
 
@@ -690,6 +718,8 @@ def test_extra_splits_have_the_entries_pairs(extra_tables):
     transcripts = extra_tables["preference_pairs-hh_helpful"]
     assert any(_roles(p).count("user") > 1 for p in transcripts["prompt"])
     assert all(m is None for m in transcripts["margin"])  # unscored
+    for name in ("h4_ultrafeedback", "openbmb_ultrafeedback"):  # scored: a margin in (0, 1]
+        assert all(0 < m <= 1 for m in extra_tables[f"preference_pairs-{name}"]["margin"]), name
     mixture = extra_tables["training_mixture"]
     assert not any(mixture["is_flagged"]) and len(set(mixture["dataset"])) >= 2
 
