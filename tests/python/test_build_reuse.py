@@ -27,6 +27,7 @@ Run: python -m pytest tests/python/test_build_reuse.py -x -q
 
 from __future__ import annotations
 
+import gzip
 import json
 import shutil
 from pathlib import Path
@@ -47,6 +48,10 @@ UF = "argilla/ultrafeedback-binarized-curation/data"
 CUF = "coseal/CodeUltraFeedback/data"
 JUDGE = "OpenRubrics/ReVeR-Traces-Judge/data"
 SRC = "source.preference_warehouse."
+# a registry entry's file (examples/extra_datasets.yml's hh_helpful: conftest.run_dbt registers
+# the entries) and the staging view that reads the preference and transcript entries' files
+HH_TRAIN = "Anthropic/hh-rlhf/helpful-base/train.jsonl.gz"
+EXTRA_STAGING = "model.preference_warehouse.stg_extra__preference_rows"
 CHANGED_SOURCES = {
     SRC + "ultrafeedback.ultrafeedback_binarized_curation",  # file rewritten
     SRC + "code_ultrafeedback.code_ultrafeedback",  # file added
@@ -198,12 +203,15 @@ def test_changed_files_give_the_fresh_build_and_reuse_the_rest(warehouse, tmp_pa
     run_dbt(["build"], raw, old_db, tmp_path / "work_old")
 
     # new raw data: UltraFeedback's first shard rewritten in place (its last tenth of rows dropped),
-    # CodeUltraFeedback's second half added as a second file, the judge's second file removed
+    # CodeUltraFeedback's second half added as a second file, the judge's second file removed,
+    # the hh-rlhf entry's train file rewritten in place without its last tenth of rows
     uf = sorted((raw / UF).glob("*.parquet"))[0]
     uf_rows = pq.read_table(uf)
     pq.write_table(uf_rows.slice(0, uf_rows.num_rows * 9 // 10), uf)
     pq.write_table(cuf_rows.slice(cuf_rows.num_rows // 2), raw / CUF / "train-00001-of-00002.parquet")
     (raw / JUDGE / "train-00001-of-00002.parquet").unlink()
+    hh_lines = gzip.decompress((raw / HH_TRAIN).read_bytes()).splitlines(keepends=True)
+    (raw / HH_TRAIN).write_bytes(gzip.compress(b"".join(hh_lines[: len(hh_lines) * 9 // 10])))
     new_raw = raw
 
     reused_db = copy_db(old_db, tmp_path / "reused.duckdb")
@@ -216,7 +224,7 @@ def test_changed_files_give_the_fresh_build_and_reuse_the_rest(warehouse, tmp_pa
     man = manifest(tmp_path / "work_reused")
     res = results(tmp_path / "work_reused")
     raw_files = "model.preference_warehouse.stg_raw__files"  # reads every dataset's footers, no source()
-    affected = descendants(man, CHANGED_SOURCES | {raw_files}) | {raw_files}
+    affected = descendants(man, CHANGED_SOURCES | {raw_files, EXTRA_STAGING}) | {raw_files}
     tables = table_models(man) - ALWAYS_BUILT
     built = {u for u in tables if not res[u]["reused"]}
     assert built == tables & affected, (sorted(built - affected), sorted((tables & affected) - built))
@@ -224,6 +232,9 @@ def test_changed_files_give_the_fresh_build_and_reuse_the_rest(warehouse, tmp_pa
     # the tables of the unchanged ReVeR rubric dataset were reused (RLHFlow's published pairs,
     # also unchanged, feed only tables that read CodeUltraFeedback as well)
     assert descendants(man, {SRC + "rever.rever_traces_rubric"}) & unaffected
+    # and those of the unchanged rated_completions entry (openbmb)
+    assert "model.preference_warehouse.int_extra__rated_pairs" in unaffected
+    assert "model.preference_warehouse.int_extra__preference_pairs" in built
     # the tests of unaffected models were reused too
     unaffected_tests = {u for u, n in man["nodes"].items() if n["resource_type"] == "test"
                         and set(n["depends_on"]["nodes"]) and set(n["depends_on"]["nodes"]) <= unaffected}
