@@ -114,8 +114,16 @@
 
 {#- Does a message list hold no text: no turn, or every content NULL or blank? -#}
 {% macro messages_are_empty(expr) -%}
-    coalesce({{ list_size(list_filter(expr, 'm', normalize_text('m.content') ~ " != ''")) }}, 0) = 0
+    coalesce({{ list_size(list_filter(expr, 'm', has_text('m.content'))) }}, 0) = 0
 {%- endmacro %}
+
+{#- Does a text hold anything but white space (NULL for NULL)? A search for the first such
+    character, not a rewrite of the text. -#}
+{% macro has_text(expr) -%}
+    {{ return(adapter.dispatch('has_text', 'preference_warehouse')(expr)) }}
+{%- endmacro %}
+{% macro default__has_text(expr) -%} regexp_matches({{ expr }}, '\S') {%- endmacro %}
+{% macro spark__has_text(expr) -%} ({{ expr }} rlike '\\S') {%- endmacro %}
 
 {#- The user turns' contents of a message list as one text, joined by a blank line. -#}
 {% macro user_turns_text(expr) -%}

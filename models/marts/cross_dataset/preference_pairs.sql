@@ -174,10 +174,18 @@ unioned as (
 
 ),
 
+-- the keys of the duplicate checks, and the checks' windows, on a narrow table (pair_id is unique
+-- across datasets): windows over the wide rows would sort every text
 keyed as (
 
     select
-        *,
+        pair_id,
+        dataset,
+        registry_order,
+        source_file,
+        source_row,
+        chosen_index,
+        rejected_index,
         {{ stable_hash([messages_exact_key('prompt'), messages_exact_key('chosen'), messages_exact_key('rejected')]) }}
             as exact_pair_key,
         {{ stable_hash([messages_text_key('prompt'), messages_text_key('chosen'), messages_text_key('rejected')]) }}
@@ -191,7 +199,7 @@ keyed as (
 ranked as (
 
     select
-        *,
+        pair_id,
         row_number() over (
             partition by dataset, exact_pair_key
             order by source_file, source_row, chosen_index, rejected_index, pair_id
@@ -205,15 +213,17 @@ ranked as (
 checked as (
 
     select
-        *,
+        unioned.*,
         {{ flag_list([
-            ('chosen is not distinct from rejected', 'identical_responses'),
-            (messages_are_empty('chosen') ~ ' or ' ~ messages_are_empty('rejected'), 'empty_response'),
-            ('chosen_score <= rejected_score', 'score_not_higher'),
-            ('copy_number > 1', 'duplicate_pair'),
-            ('first_registry_order < registry_order', 'cross_dataset_duplicate'),
+            ('unioned.chosen is not distinct from unioned.rejected', 'identical_responses'),
+            (messages_are_empty('unioned.chosen') ~ ' or ' ~ messages_are_empty('unioned.rejected'), 'empty_response'),
+            ('unioned.chosen_score <= unioned.rejected_score', 'score_not_higher'),
+            ('ranked.copy_number > 1', 'duplicate_pair'),
+            ('ranked.first_registry_order < unioned.registry_order', 'cross_dataset_duplicate'),
         ]) }} as shared_flags
-    from ranked
+    from unioned
+    inner join ranked
+        on unioned.pair_id = ranked.pair_id
 
 ),
 
