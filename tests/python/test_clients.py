@@ -534,10 +534,8 @@ def extra_exports(raw_dir, tmp_path_factory) -> Path:
     layouts) served by a stand-in Hub (test_fetch.FakeHub), `python -m preftools.fetch --vars
     examples/extra_datasets.yml`, `dbt build` with those vars on the fetched folder, and the export."""
     import shutil
-    import threading
-    from http.server import ThreadingHTTPServer
 
-    from test_fetch import EXAMPLES, FakeHub, make_handler, run_fetch
+    from test_fetch import EXAMPLES, FakeHub, host_repo, run_fetch, serving
 
     from conftest import run_dbt
     from preftools import registry
@@ -547,22 +545,11 @@ def extra_exports(raw_dir, tmp_path_factory) -> Path:
     hub = FakeHub()
     entries = registry.extra_datasets(registry.load_vars(str(EXAMPLES)))
     for hub_id in dict.fromkeys([ds.hub_id for ds in DATASETS] + [e.hub_id for e in entries]):
-        repo = raw_dir / hub_id
-        hub.repos[hub_id] = {p.relative_to(repo).as_posix(): p.read_bytes() for p in repo.rglob("*") if p.is_file()}
-        hub.repos[hub_id][".gitattributes"] = b"*.parquet filter=lfs\n"
-    server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(hub))
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
-    thread.start()
-    try:
-        raw = work / "raw"
-        proc = run_fetch(work, f"http://127.0.0.1:{server.server_address[1]}", "--raw-data-dir", str(raw),
-                         "--vars", str(EXAMPLES))
-        assert proc.returncode == 0, proc.stderr[-3000:]
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+        host_repo(hub, hub_id, raw_dir / hub_id)
+    raw = work / "raw"
+    with serving(hub):
+        proc = run_fetch(work, hub.endpoint, "--raw-data-dir", str(raw), "--vars", str(EXAMPLES))
+    assert proc.returncode == 0, proc.stderr[-3000:]
     for e in entries:  # the entry's config and splits only (hh-rlhf's helpful-base, H4's train_prefs)
         fetched = [p.relative_to(e.repo_dir(raw)) for p in registry.data_files(e, raw)]
         assert fetched == [p.relative_to(e.repo_dir(raw_dir)) for p in registry.data_files(e, raw_dir)], e.name

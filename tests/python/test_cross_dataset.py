@@ -138,7 +138,7 @@ SHARED_FLAGS = {"identical_responses", "empty_response", "score_not_higher", "du
 @pytest.fixture(scope="module")
 def pairs(warehouse) -> list[dict]:
     """The built-in datasets' pairs (the session build registers extra datasets too)."""
-    return warehouse.rows("select * from preference_pairs where dataset in ('ultrafeedback', 'code_ultrafeedback', 'rever')")
+    return warehouse.rows("select * from preference_pairs where list_contains(?, dataset)", [list(BUILT_IN)])
 
 
 def test_preference_pairs_keys_and_shape(pairs):
@@ -322,8 +322,8 @@ def test_prompt_overlap(warehouse, ultrafeedback_raw):
     for r in rever_instructions:
         keys[normalise(r["instruction"])].add("rever")
     # the registry's entries: the text of their pairs' user turns, joined by a blank line
-    for r in warehouse.rows("select dataset, prompt from preference_pairs "
-                            "where dataset not in ('ultrafeedback', 'code_ultrafeedback', 'rever')"):
+    for r in warehouse.rows("select dataset, prompt from preference_pairs where not list_contains(?, dataset)",
+                            [list(BUILT_IN)]):
         text = "\n\n".join(m["content"] for m in r["prompt"] if m["role"] == "user" and m["content"] is not None)
         if text:
             keys[normalise(text)].add(r["dataset"])

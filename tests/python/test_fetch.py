@@ -18,6 +18,7 @@ HF_ENDPOINT pointing at the server and HF_HOME in a temp dir, so nothing leaves 
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import gzip
 import hashlib
@@ -207,9 +208,9 @@ def make_handler(hub: FakeHub):
     return Handler
 
 
-@pytest.fixture
-def hub():
-    fake = FakeHub()
+@contextlib.contextmanager
+def serving(fake: FakeHub):
+    """``fake`` served on a local port (its ``endpoint`` set) until the block ends."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(fake))
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
@@ -221,6 +222,12 @@ def hub():
         server.shutdown()
         server.server_close()
         thread.join(timeout=5)
+
+
+@pytest.fixture
+def hub():
+    with serving(FakeHub()) as fake:
+        yield fake
 
 
 def closed_port() -> int:
@@ -783,11 +790,15 @@ def _entries(vars_arg: str | Path = EXAMPLES) -> dict:
     return {e.name: e for e in registry.extra_datasets(registry.load_vars(str(vars_arg)))}
 
 
+def host_repo(hub: FakeHub, hub_id: str, repo: Path) -> None:
+    """Every file of the local copy ``repo`` as the Hub repo ``hub_id`` (Parquet stored in LFS)."""
+    hub.repos[hub_id] = {p.relative_to(repo).as_posix(): p.read_bytes() for p in repo.rglob("*") if p.is_file()}
+    hub.repos[hub_id][".gitattributes"] = b"*.parquet filter=lfs\n"
+
+
 def _host_stand_ins(hub: FakeHub, stand_ins: Path) -> None:
     for entry in _entries().values():
-        repo = entry.repo_dir(stand_ins)
-        hub.repos[entry.hub_id] = {p.relative_to(repo).as_posix(): p.read_bytes() for p in repo.rglob("*") if p.is_file()}
-        hub.repos[entry.hub_id][".gitattributes"] = b"*.parquet filter=lfs\n"
+        host_repo(hub, entry.hub_id, entry.repo_dir(stand_ins))
 
 
 def _expected_paths(entry, stand_ins: Path) -> list[str]:
