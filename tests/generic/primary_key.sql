@@ -1,7 +1,8 @@
 {#- `columns` identify a row: fails for each key that is NULL (in any part) or occurs more than
-    once. One scan of the model, where `unique` + `not_null` make two (it matters on the audit
-    views, whose query each test runs again). -#}
-{% test primary_key(model, columns) %}
+    once. One scan of the model, where `unique` + `not_null` make two nodes and two scans. On a
+    column (`data_tests: [primary_key]`) the key is that column. -#}
+{% test primary_key(model, columns=none, column_name=none) %}
+{%- set columns = columns or [column_name] %}
 
 select
     {{ columns | join(', ') }},
