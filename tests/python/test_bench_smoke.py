@@ -29,7 +29,7 @@ import pytest
 
 from benchmarks import peer
 from benchmarks import reference as ref
-from benchmarks.run import (PEER_CHECKS, Measurement, compare, format_target, growth, run_bench, scale1_baseline,
+from benchmarks.run import (PEER_CHECKS, Measurement, beside, compare, format_target, growth, run_bench, scale1_baseline,
                             summarize, tree_rss_bytes)
 from preftools.contract import DATASETS_BY_KEY
 
@@ -79,7 +79,7 @@ def test_report_is_complete(bench):
     assert saved["versions"]["duckdb"] and saved["versions"]["dbt-core"]
     assert saved["raw_bytes"] > 0
     assert set(saved["steps"]) == {"floor", "build", "reference_whole_rows", "peer_sql", "peer_vader", "peer",
-                                   "same_work"}
+                                   "sentiment_alone", "same_work"}
     for key, step in saved["steps"].items():
         assert step["returncode"] == 0, (key, step["log"])
         assert step["wall_seconds"] > 0 and step["cpu_seconds"] > 0, key
@@ -107,10 +107,15 @@ def test_report_is_complete(bench):
     assert figure(1, "wall") == pytest.approx(steps["build"]["wall_seconds"] / steps["peer"]["wall_seconds"], rel=1e-3)
     assert figure(1, "CPU") == pytest.approx(steps["build"]["cpu_seconds"] / steps["peer"]["cpu_seconds"], rel=1e-3)
     assert figure(3) == pytest.approx(steps["same_work"]["wall_seconds"] / steps["peer"]["wall_seconds"], rel=1e-3)
-    sentiment = details["model_seconds"]["int_ultrafeedback__critique_sentiment_scores"]
+    # target 4: the sentiment model run alone, after its table was dropped (every critique scored)
+    alone = steps["sentiment_alone"]["details"]
+    assert set(alone["node_statuses"]) == {"success"}
+    assert set(alone["model_seconds"]) == {"int_ultrafeedback__critique_sentiment_scores"}
+    sentiment = alone["model_seconds"]["int_ultrafeedback__critique_sentiment_scores"]
     assert figure(4) == pytest.approx(sentiment / steps["peer_vader"]["wall_seconds"], rel=1e-3)
     assert figure(5) is None
-    assert figure(7) == pytest.approx(max(steps[k]["peak_rss_bytes"] for k in ("build", "same_work")) / 1024**3,
+    assert figure(7) == pytest.approx(max(steps[k]["peak_rss_bytes"] for k in ("build", "sentiment_alone", "same_work"))
+                                      / 1024**3,
                                       abs=1e-3)
     # the same-work step built the reference's marts and nothing downstream of them only
     assert saved["steps"]["same_work"]["details"]["node_statuses"] == {"success": saved["steps"]["same_work"]
@@ -240,11 +245,14 @@ def test_targets_from_the_steps_of_one_run():
     steps = {
         "floor": _step("floor", 1.0, 2.0),
         "build": _step("build", 30.0, 60.0, peak=int(1.5 * 1024**3), duckdb_memory_limit="1GB",
-                       model_seconds={"int_ultrafeedback__critique_sentiment_scores": 11.0}),
+                       model_seconds={"int_ultrafeedback__critique_sentiment_scores": 16.0}),
         "peer_sql": _step("peer sql", 5.0, 8.0),
         "peer_vader": _step("peer vader", 10.0, 20.0),
         "peer": _step("peer", 15.0, 28.0),
         "build_unchanged": _step("rebuild", 12.0, 10.0),
+        # target 4 takes the model's time alone, not its time in the build beside other models
+        "sentiment_alone": _step("sentiment alone", 13.0, 20.0,
+                                 model_seconds={"int_ultrafeedback__critique_sentiment_scores": 11.0}),
         "same_work": _step("same work", 18.0, 30.0, peak=int(2.5 * 1024**3)),
     }
     targets = summarize(steps)["targets"]
@@ -262,10 +270,27 @@ def test_targets_from_the_steps_of_one_run():
     steps["peer_vader"] = _step("peer vader", 10.0, 20.0, rc=1)
     steps["peer"] = _step("peer", 15.0, 28.0, rc=1)
     del steps["build_unchanged"]
+    steps["sentiment_alone"] = _step("sentiment alone", 13.0, 20.0, rc=1)
     targets = summarize(steps)["targets"]
     unmeasured = [t for t in targets if t["figure"] is None]
-    assert {t["target"] for t in unmeasured} == {1, 3, 4, 5} and not any(t["met"] for t in unmeasured)
+    # 7 too: a dbt step (the sentiment model alone) failed, so its peak RSS is not a figure
+    assert {t["target"] for t in unmeasured} == {1, 3, 4, 5, 7} and not any(t["met"] for t in unmeasured)
     assert "not measured" in format_target(unmeasured[0])
+
+
+def test_beside_counts_the_nodes_that_ran_during_a_node():
+    """Target 4's evidence that the sentiment step is not idle beside the SQL models: the other
+    nodes' execute intervals clipped to its own."""
+    def node(uid: str, start: float, end: float) -> dict:
+        def at(s: float) -> str:
+            return f"2026-12-02T08:00:{s:06.3f}Z"
+        return {"unique_id": uid, "timing": [{"name": "compile", "started_at": at(0), "completed_at": at(0)},
+                                             {"name": "execute", "started_at": at(start), "completed_at": at(end)}]}
+
+    nodes = [node("model.p.vader", 10, 30), node("model.p.a", 5, 12), node("model.p.b", 12, 20),
+             node("test.p.c", 20, 40), node("model.p.d", 31, 35), node("model.p.e", 0, 4)]
+    assert beside(nodes, "model.p.vader") == {"seconds": 20.0, "nodes": 3, "node_seconds": 20.0}  # 2 + 8 + 10
+    assert beside(nodes, "model.p.absent") is None
 
 
 def test_tree_rss_counts_descendants():
