@@ -237,11 +237,11 @@ def beside(nodes: list[dict], unique_id: str) -> dict | None:
                         dt.datetime.fromisoformat(t["completed_at"].replace("Z", "+00:00")).timestamp())
         return None
 
-    (own,) = [interval(n) for n in nodes if n["unique_id"] == unique_id] or [None]
+    intervals = {n["unique_id"]: interval(n) for n in nodes}
+    own = intervals.pop(unique_id, None)
     if own is None:
         return None
-    overlaps = [min(own[1], b) - max(own[0], a) for n in nodes if n["unique_id"] != unique_id
-                for a, b in [interval(n) or (0.0, 0.0)]]
+    overlaps = [min(own[1], b) - max(own[0], a) for a, b in filter(None, intervals.values())]
     overlaps = [o for o in overlaps if o > 0]
     return {"seconds": round(own[1] - own[0], 3), "nodes": len(overlaps), "node_seconds": round(sum(overlaps), 3)}
 
@@ -651,7 +651,7 @@ def run_bench(seed: int = 42, scale: float = 1.0, cache_dir: Path = REPO / "benc
               threads: str | None = None, memory_limit: str | None = None, low_memory_limit: str = "1GB",
               low_memory_build: bool = True, reference_variants: tuple[str, ...] = ("whole_rows",),
               raw_dir: Path | None = None, verbose: bool = True, rebuild: bool = False,
-              same_work: bool = False, with_peer: bool = True, sentiment_step: bool = True) -> dict:
+              same_work: bool = False, with_peer: bool = True) -> dict:
     """Run every step and return the report (also written as JSON under ``results_dir``)."""
     threads = threads or os.environ.get("DUCKDB_THREADS", "2")
     memory_limit = memory_limit or os.environ.get("DUCKDB_MEMORY_LIMIT", "1GB")
@@ -686,7 +686,7 @@ def run_bench(seed: int = 42, scale: float = 1.0, cache_dir: Path = REPO / "benc
         steps["build_unchanged"] = dbt_build("dbt build again, unchanged data", raw, work / "build",
                                              threads, memory_limit, fresh=False)
         say(f"  {steps['build_unchanged'].wall_seconds:.1f} s, ok={steps['build_unchanged'].ok}")
-    if sentiment_step and steps["build"].ok:
+    if steps["build"].ok:
         say(f"{SENTIMENT_MODEL} alone, every critique scored ...")
         steps["sentiment_alone"] = sentiment_alone(raw, work / "build", threads, memory_limit)
         say(f"  {steps['sentiment_alone'].wall_seconds:.1f} s, ok={steps['sentiment_alone'].ok}")
