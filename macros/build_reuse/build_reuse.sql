@@ -25,20 +25,22 @@
       or an earlier run's when the parent is not selected: `dbt build -s x+` stays correct).
       A parent without a recorded fingerprint makes the child's unknown: it is built.
 
-    A table model or seed is reused (not run at all; the run result says REUSED, the log says
-    "build_reuse: reused <id> (unchanged inputs)") when reuse is on, its config does not say
-    meta.build_reuse: false, its fingerprint equals the recorded one and its relation exists as
-    a table whose storage an on-run-end has signed (build_reuse_storage_signatures).
-    Tables changed outside dbt: the on-run-start hook compares every table's storage signature
-    with the one recorded after its build; a table whose signature moved (an insert, delete or
-    update) gets a new fingerprint ("changed outside dbt"), so it is built again when selected
-    and its children (and their tests) are built again even when it is not.
+    A table model, view model or seed is reused (not run at all; the run result says REUSED,
+    the log says "build_reuse: reused <id> (unchanged inputs)") when reuse is on, its config
+    does not say meta.build_reuse: false, its fingerprint equals the recorded one and its
+    relation exists, of its kind, with a signature an on-run-end has recorded
+    (build_reuse_storage_signatures: a table's storage, a view's columns).
+    Relations changed outside dbt: the on-run-start hook compares every table's and view's
+    signature with the one recorded after its build; one whose signature moved (an insert,
+    delete or update of a table, a view replaced by one with other columns) gets a new
+    fingerprint ("changed outside dbt"), so it is built again when selected and its children
+    (and their tests) are built again even when it is not. A view's fingerprint keeps the
+    database name where its SQL names it (DuckDB stores a view's SQL as written): such a view
+    is recreated in a renamed warehouse file.
     A data test is reused, reported as passing with 0 failures, when its
     fingerprint equals the recorded one and the recorded status is pass; warn, fail and error
-    always run again. Views are always recreated (they hold no data: a create view costs
-    milliseconds and recreating keeps them bound to the current relations) but their
-    fingerprint is recorded, so the tests on them can be reused. Unit tests always run (their
-    inputs are fixtures; dbt checks them in Python, after the materialization).
+    always run again. Unit tests always run (their inputs are fixtures; dbt checks them in
+    Python, after the materialization).
     Reuse is off with --full-refresh or --vars '{reuse_unchanged: false}'; fingerprints are
     recorded either way.
 
@@ -121,40 +123,52 @@
     {{ return(local_md5(parts | join('|'))) }}
 {%- endmacro %}
 
-{#- unique_id -> "schema"."table" of every table model and seed of the project. -#}
-{% macro build_reuse_table_nodes() -%}
+{#- unique_id -> "schema"."name" of every table model, view model and seed of the project. -#}
+{% macro build_reuse_relation_nodes() -%}
     {%- set out = {} -%}
     {%- for uid, node in graph.nodes.items() -%}
-        {%- if node.resource_type == 'seed' or (node.resource_type == 'model' and node.config.materialized == 'table') -%}
+        {%- if node.resource_type == 'seed' or (node.resource_type == 'model' and node.config.materialized in ('table', 'view')) -%}
             {%- do out.update({uid: adapter.quote(node.schema) ~ '.' ~ adapter.quote(node.alias or node.name)}) -%}
         {%- endif -%}
     {%- endfor -%}
     {{ return(out) }}
 {%- endmacro %}
 
-{#- unique_id -> storage signature, for those of `tables` (unique_id -> relation) that exist:
-    md5 of the table's storage layout (pragma_storage_info: row groups, segments of each column
-    path - validity and nested columns share a column_id, so column_path is part of the key and
+{#- unique_id -> signature, for those of `relations` (unique_id -> "schema"."name") that exist.
+    A view's: md5 of its columns' names and types (not of its SQL: DuckDB prints a view's SQL
+    differently once the file is reopened, e.g. TEXT as VARCHAR). A table's: md5 of its storage
+    layout (pragma_storage_info: row groups, segments of each column path - validity and nested columns share a column_id, so column_path is part of the key and
     of the order -, their row counts, blocks and offsets, pending updates) and the table's row
     count (a delete is kept as deletion info beside unchanged segments: only the count shows
     it). Metadata and the row count only, no column data read. Unchanged while
     the table is (another table built or dropped beside it does not move its blocks), changed
     by any insert, delete or update of it once checkpointed (and by one still in memory: its
     segments show has_updates / are not persistent). -#}
-{% macro build_reuse_storage_signatures(tables) -%}
+{% macro build_reuse_storage_signatures(relations) -%}
     {%- set out = {} -%}
-    {%- set existing = [] -%}
-    {%- for row in run_query('select schema_name, table_name from duckdb_tables() where database_name = current_database()').rows -%}
-        {%- do existing.append(adapter.quote(row[0]) ~ '.' ~ adapter.quote(row[1])) -%}
+    {#- "schema"."name" -> 'table', or a view's signature -#}
+    {%- set existing = {} -%}
+    {%- for row in run_query(
+            "select schema_name, table_name, 'table' from duckdb_tables() where database_name = current_database()"
+            ~ " union all select c.schema_name, c.table_name,"
+            ~ " md5(string_agg(c.column_name || ' ' || c.data_type, ', ' order by c.column_index))"
+            ~ " from duckdb_columns() as c join duckdb_views() as v on v.database_name = c.database_name"
+            ~ " and v.schema_name = c.schema_name and v.view_name = c.table_name"
+            ~ " where c.database_name = current_database() and not v.internal group by all").rows -%}
+        {%- do existing.update({adapter.quote(row[0]) ~ '.' ~ adapter.quote(row[1]): row[2]}) -%}
     {%- endfor -%}
     {%- set parts = [] -%}
-    {%- for uid, rel in tables.items() if rel in existing -%}
-        {%- do parts.append(
-            'select ' ~ sql_string(uid) ~ ' as unique_id, md5(coalesce(string_agg(concat_ws(\':\', row_group_id, column_id, column_path,'
-            ~ ' segment_id, start, count, block_id, block_offset, has_updates, persistent), \';\''
-            ~ ' order by row_group_id, column_id, column_path, segment_id), \'\')'
-            ~ ' || \':rows:\' || (select count(*) from ' ~ rel ~ '))'
-            ~ ' as storage from pragma_storage_info(' ~ sql_string(rel) ~ ')') -%}
+    {%- for uid, rel in relations.items() if rel in existing -%}
+        {%- if existing[rel] != 'table' -%}
+            {%- do out.update({uid: existing[rel]}) -%}
+        {%- else -%}
+            {%- do parts.append(
+                'select ' ~ sql_string(uid) ~ ' as unique_id, md5(coalesce(string_agg(concat_ws(\':\', row_group_id, column_id, column_path,'
+                ~ ' segment_id, start, count, block_id, block_offset, has_updates, persistent), \';\''
+                ~ ' order by row_group_id, column_id, column_path, segment_id), \'\')'
+                ~ ' || \':rows:\' || (select count(*) from ' ~ rel ~ '))'
+                ~ ' as storage from pragma_storage_info(' ~ sql_string(rel) ~ ')') -%}
+        {%- endif -%}
     {%- endfor -%}
     {%- for batch in parts | batch(50) -%}
         {%- for row in run_query(batch | join(' union all ')).rows -%}
@@ -190,14 +204,15 @@
             {%- do run_query('delete from ' ~ state) -%}
         {%- endif -%}
     {%- endif -%}
-    {#- tables changed outside dbt since their signature was recorded: a new fingerprint, so
-        they and everything downstream are built again (or, when not selected, their children) -#}
-    {%- set tables = build_reuse_table_nodes() -%}
-    {%- set latest = build_reuse_lookup(tables.keys() | list) -%}
-    {%- set current = build_reuse_storage_signatures(tables) -%}
+    {#- tables and views changed outside dbt since their signature was recorded: a new
+        fingerprint, so they and everything downstream are built again (or, when not selected,
+        their children) -#}
+    {%- set relations = build_reuse_relation_nodes() -%}
+    {%- set latest = build_reuse_lookup(relations.keys() | list) -%}
+    {%- set current = build_reuse_storage_signatures(relations) -%}
     {%- for uid, row in latest.items() -%}
         {%- if row.storage is not none and uid in current and current[uid] != row.storage -%}
-            {%- do log('build_reuse: ' ~ tables[uid] ~ ' was changed outside dbt: it and its descendants are rebuilt', info=True) -%}
+            {%- do log('build_reuse: ' ~ relations[uid] ~ ' was changed outside dbt: it and its descendants are rebuilt', info=True) -%}
             {%- do build_reuse_record(uid, 'changed outside dbt: ' ~ invocation_id, 'changed', current[uid]) -%}
         {%- endif -%}
     {%- endfor -%}
@@ -228,12 +243,12 @@
     {%- do run_query(
         'delete from ' ~ state ~ ' as s using (select unique_id, max(recorded_at) as last_at from ' ~ state
         ~ ' group by unique_id) as l where s.unique_id = l.unique_id and s.recorded_at < l.last_at') -%}
-    {#- the storage signatures of the tables this run built or kept, after a checkpoint (so
+    {#- the signatures of the tables and views this run built or kept, after a checkpoint (so
         that they are the blocks the next run finds) -#}
-    {%- set tables = build_reuse_table_nodes() -%}
+    {%- set relations = build_reuse_relation_nodes() -%}
     {%- set done = {} -%}
-    {%- for r in results if r.node.unique_id in tables and (r.status | string) == 'success' -%}
-        {%- do done.update({r.node.unique_id: tables[r.node.unique_id]}) -%}
+    {%- for r in results if r.node.unique_id in relations and (r.status | string) == 'success' -%}
+        {%- do done.update({r.node.unique_id: relations[r.node.unique_id]}) -%}
     {%- endfor -%}
     {%- if done -%}
         {%- do run_query('checkpoint') -%}
@@ -307,13 +322,16 @@
 {%- endmacro %}
 
 {#- What a materialization needs: {fingerprint (none: unknown), reuse (bool), reason, recorded}.
-    `relation`: the node's table (checked to exist with the recorded row count), or none. -#}
+    `relation`: the node's table or view, of its type (checked to exist as that), or none (a test). -#}
 {% macro build_reuse_decide(node, relation) -%}
     {#- the database name (the warehouse file's stem) as a quoted identifier, in SQL and in a
-        Python model's generated preamble (database = "w", refs as \"w\".\"schema\"...) -#}
-    {%- set code = (node.get('compiled_code') or '')
-        | replace('\\"' ~ target.database ~ '\\"', '<database>')
-        | replace('"' ~ target.database ~ '"', '<database>') -%}
+        Python model's generated preamble (database = "w", refs as \"w\".\"schema\"...), taken
+        out; kept in a view's: DuckDB stores the view's SQL as written -#}
+    {%- set code = node.get('compiled_code') or '' -%}
+    {%- if node.config.materialized != 'view' -%}
+        {%- set code = code | replace('\\"' ~ target.database ~ '\\"', '<database>')
+            | replace('"' ~ target.database ~ '"', '<database>') -%}
+    {%- endif -%}
     {%- set parents = (node.depends_on.nodes | list) + build_reuse_sources_in_code(code) -%}
     {%- set parents = parents | unique | sort -%}
     {%- set recorded = build_reuse_lookup(parents + [node.unique_id]) -%}
@@ -348,16 +366,14 @@
         {%- do decision.update({'reason': 'no recorded fingerprint for ' ~ (missing | join(', '))}) -%}
     {%- elif own is none or own.fingerprint != fingerprint -%}
         {%- do decision.update({'reason': 'inputs changed'}) -%}
-    {%- elif relation is none and node.resource_type != 'test' -%}
-        {%- do decision.update({'reason': 'a view: always recreated'}) -%}
     {%- elif node.resource_type == 'test' -%}
         {%- do decision.update({'reuse': own.status == 'pass', 'reason': 'last status ' ~ own.status}) -%}
     {%- else -%}
         {%- set existing = load_cached_relation(relation) -%}
-        {%- if existing is none or not existing.is_table -%}
+        {%- if existing is none or existing.type != relation.type -%}
             {%- do decision.update({'reason': 'relation missing'}) -%}
         {%- elif own.storage is none -%}
-            {#- recorded, but no on-run-end has verified its storage since (a killed build) -#}
+            {#- recorded, but no on-run-end has signed it since (a killed build) -#}
             {%- do decision.update({'reason': 'storage not verified'}) -%}
         {%- else -%}
             {%- do decision.update({'reuse': true}) -%}

@@ -6,13 +6,18 @@
     records the new fingerprint after it succeeded. Declared for adapter='duckdb' only: on Spark
     dbt picks its own materializations and nothing here runs. -#}
 
+{#- A reused table, view or seed: the `main` result says REUSED, nothing runs against the data. -#}
+{% macro build_reuse_keep(model, decision, relation) -%}
+    {%- do build_reuse_log_reused(model) -%}
+    {%- call noop_statement('main', 'REUSED', 'REUSED', 0) -%}
+        -- build_reuse: unchanged inputs, {{ relation }} kept as built by invocation {{ decision.recorded.invocation_id }}
+    {%- endcall -%}
+{%- endmacro %}
+
 {% materialization table, adapter='duckdb', supported_languages=['sql', 'python'] %}
-    {%- set decision = build_reuse_decide(model, this) -%}
+    {%- set decision = build_reuse_decide(model, this.incorporate(type='table')) -%}
     {%- if decision.reuse -%}
-        {%- do build_reuse_log_reused(model) -%}
-        {%- call noop_statement('main', 'REUSED', 'REUSED', 0) -%}
-            -- build_reuse: unchanged inputs, {{ this }} kept as built by invocation {{ decision.recorded.invocation_id }}
-        {%- endcall -%}
+        {%- do build_reuse_keep(model, decision, this) -%}
         {{ return({'relations': [this.incorporate(type='table')]}) }}
     {%- endif -%}
     {%- if model.language != 'python' -%}
@@ -51,21 +56,21 @@
     {{ return(result) }}
 {% endmaterialization %}
 
-{#- Always recreated (cheap, no data); the fingerprint is recorded for the tests on the view. -#}
 {% materialization view, adapter='duckdb' %}
-    {%- set decision = build_reuse_decide(model, none) -%}
+    {%- set decision = build_reuse_decide(model, this.incorporate(type='view')) -%}
+    {%- if decision.reuse -%}
+        {%- do build_reuse_keep(model, decision, this) -%}
+        {{ return({'relations': [this.incorporate(type='view')]}) }}
+    {%- endif -%}
     {%- set result = dbt.materialization_view_default() -%}
-    {%- do build_reuse_record_relation(model, decision, none) -%}
+    {%- do build_reuse_record_relation(model, decision, this.incorporate(type='view')) -%}
     {{ return(result) }}
 {% endmaterialization %}
 
 {% materialization seed, adapter='duckdb' %}
-    {%- set decision = build_reuse_decide(model, this) -%}
+    {%- set decision = build_reuse_decide(model, this.incorporate(type='table')) -%}
     {%- if decision.reuse -%}
-        {%- do build_reuse_log_reused(model) -%}
-        {%- call noop_statement('main', 'REUSED', 'REUSED', 0) -%}
-            -- build_reuse: unchanged seed file, {{ this }} kept as loaded by invocation {{ decision.recorded.invocation_id }}
-        {%- endcall -%}
+        {%- do build_reuse_keep(model, decision, this) -%}
         {#- dbt's SeedRunner reads the CSV's table from this result (`dbt seed --show`) -#}
         {%- do store_result('agate_table', response='OK', agate_table=load_agate_table()) -%}
         {{ return({'relations': [this.incorporate(type='table')]}) }}

@@ -1,18 +1,19 @@
 """Reuse of unchanged nodes in `dbt build` (issue 14, macros/build_reuse/).
 
-A build into a warehouse that already holds a build skips every table model, seed and passing
-data test whose inputs did not change (their run result says REUSED) and must still give
-exactly the tables a fresh build gives. Checked here:
+A build into a warehouse that already holds a build skips every table model, view model, seed
+and passing data test whose inputs did not change (their run result says REUSED) and must still
+give exactly the relations a fresh build gives. Checked here:
 
-1. unchanged raw data: everything is reused except the always-built ones (views,
-   warehouse_build_info and its tests, unit tests), and every relation equals the first build's;
+1. unchanged raw data: everything is reused except the always-built ones (warehouse_build_info
+   and its tests, unit tests), and every relation equals the first build's;
 2. a raw file rewritten, a file added and a file removed (one of each, in three datasets, two
    datasets unchanged): the build into the old warehouse equals a fresh build on the new files,
    the models of the changed datasets were built and the others reused;
 3. a model's SQL changed (the random_seed var is compiled into one intermediate model): that
    model and its descendants are built, its parent and siblings reused (`dbt run`);
 4. a table changed outside dbt (a planted duplicate key) is seen, its tests run and one
-   fails; the next run runs the failing test again (it still fails) and reuses the passing ones.
+   fails; the next run runs the failing test again (it still fails) and reuses the passing ones;
+5. a view replaced outside dbt by one with other columns is seen and created again.
 
 Every comparison covers all schemas (tables: EXCEPT ALL both ways, column names and types,
 the comments persist_docs writes; views: their rows), except the state table itself and the
@@ -76,9 +77,9 @@ def manifest(work: Path) -> dict:
     return json.loads((work / "target" / "manifest.json").read_text())
 
 
-def table_models(man: dict) -> set[str]:
+def table_models(man: dict, kinds=("table",)) -> set[str]:
     return {uid for uid, n in man["nodes"].items()
-            if n["resource_type"] == "model" and n["config"]["materialized"] == "table"}
+            if n["resource_type"] == "model" and n["config"]["materialized"] in kinds}
 
 
 def descendants(man: dict, roots: set[str]) -> set[str]:
@@ -171,15 +172,16 @@ def test_unchanged_data_reuses_everything_and_equals_the_first_build(warehouse, 
     run_dbt(["build"], warehouse.raw_dir, db, tmp_path / "work")
     res = results(tmp_path / "work")
     man = manifest(tmp_path / "work")
-    expected = (table_models(man) - ALWAYS_BUILT) | {u for u in man["nodes"] if u.startswith("seed.")}
+    views = table_models(man, ("view",))
+    assert len(views) > 30
+    expected = (table_models(man, ("table", "view")) - ALWAYS_BUILT) | {u for u in man["nodes"] if u.startswith("seed.")}
     expected |= {u for u, n in man["nodes"].items() if n["resource_type"] == "test"
                  and not set(n["depends_on"]["nodes"]) & ALWAYS_BUILT}
     reused = reused_ids(res)
     assert expected - reused == set(), sorted(expected - reused)[:20]
-    # what still ran: views, warehouse_build_info and its tests, unit tests
+    # what still ran: warehouse_build_info and its tests, unit tests
     assert {u.split(".")[0] for u in set(res) - reused} <= {"model", "test", "unit_test", "operation", "exposure"}
-    views = {u for u, n in man["nodes"].items() if n["resource_type"] == "model" and n["config"]["materialized"] == "view"}
-    assert reused & (views | ALWAYS_BUILT) == set()
+    assert {u for u in set(res) - reused if u.startswith("model.")} == ALWAYS_BUILT
     assert all(r["status"] in ("success", "pass") for u, r in res.items() if not u.startswith("exposure."))
     assert differences(warehouse.path, db) == []
 
@@ -301,3 +303,23 @@ def test_a_failing_test_is_not_skipped_next_time(warehouse, tmp_path):
     assert res2[key_test] == {"status": "fail", "reused": False}
     passing = {u for u, r in res1.items() if u.startswith("test.") and r["status"] == "pass"}
     assert passing and all(res2[u] == {"status": "pass", "reused": True} for u in passing)
+
+
+# ------------------------------------------------------------------------------------------
+# 5. a view replaced outside dbt
+
+
+@pytest.mark.slow
+def test_a_view_replaced_outside_dbt_is_created_again(warehouse, tmp_path):
+    db = copy_db(warehouse.path, tmp_path / "replaced.duckdb")
+    schema, view = "audits", "uf_overall_score_10_low_rating"
+    columns = ("select column_name, data_type from duckdb_columns()"
+               " where schema_name = ? and table_name = ? order by column_index")
+    with duckdb.connect(str(db)) as con:
+        built = con.execute(columns, [schema, view]).fetchall()
+        con.execute(f"create or replace view {schema}.{view} as select 1 as replaced")
+    result = run_dbt(["run", "-s", view], warehouse.raw_dir, db, tmp_path / "work")
+    assert f'"{schema}"."{view}" was changed outside dbt' in result.output, result.output[-3000:]
+    assert results(tmp_path / "work")[f"model.preference_warehouse.{view}"] == {"status": "success", "reused": False}
+    with duckdb.connect(str(db), read_only=True) as con:
+        assert con.execute(columns, [schema, view]).fetchall() == built
