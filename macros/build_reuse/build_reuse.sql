@@ -137,13 +137,14 @@
 {#- unique_id -> signature, for those of `relations` (unique_id -> "schema"."name") that exist.
     A view's: md5 of its columns' names and types (not of its SQL: DuckDB prints a view's SQL
     differently once the file is reopened, e.g. TEXT as VARCHAR). A table's: md5 of its storage
-    layout (pragma_storage_info: row groups, segments of each column path - validity and nested columns share a column_id, so column_path is part of the key and
-    of the order -, their row counts, blocks and offsets, pending updates) and the table's row
-    count (a delete is kept as deletion info beside unchanged segments: only the count shows
-    it). Metadata and the row count only, no column data read. Unchanged while
-    the table is (another table built or dropped beside it does not move its blocks), changed
-    by any insert, delete or update of it once checkpointed (and by one still in memory: its
-    segments show has_updates / are not persistent). -#}
+    layout (pragma_storage_info: row groups, segments of each column path - validity and nested
+    columns share a column_id, so column_path is part of the key and of the order -, their row
+    counts, blocks and offsets, pending updates) and the table's row count (a delete is kept as
+    deletion info beside unchanged segments: only the count shows it). Metadata and the row
+    count only, no column data read. Unchanged while the table is (another table built or
+    dropped beside it does not move its blocks), changed by any insert, delete or update of it
+    once checkpointed (and by one still in memory: its segments show has_updates / are not
+    persistent). -#}
 {% macro build_reuse_storage_signatures(relations) -%}
     {%- set out = {} -%}
     {#- "schema"."name" -> 'table', or a view's signature -#}
