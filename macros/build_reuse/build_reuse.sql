@@ -386,11 +386,6 @@
     {{ return(decision) }}
 {%- endmacro %}
 
-{#- After a node was built: its fingerprint (the storage signature follows at on-run-end). -#}
-{% macro build_reuse_record_relation(node, decision, relation, status='success') -%}
-    {%- do build_reuse_record(node.unique_id, decision.fingerprint, status) -%}
-{%- endmacro %}
-
 {% macro build_reuse_log_reused(node) -%}
     {%- do log('build_reuse: reused ' ~ node.unique_id ~ ' (unchanged inputs)', info=True) -%}
 {%- endmacro %}

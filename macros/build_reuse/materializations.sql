@@ -52,7 +52,8 @@
         {{ run_hooks(post_hooks, inside_transaction=False) }}
         {%- set result = {'relations': [target_relation]} -%}
     {%- endif -%}
-    {%- do build_reuse_record_relation(model, decision, this.incorporate(type='table')) -%}
+    {#- its fingerprint (the signature follows at on-run-end) -#}
+    {%- do build_reuse_record(model.unique_id, decision.fingerprint, 'success') -%}
     {{ return(result) }}
 {% endmaterialization %}
 
@@ -63,7 +64,8 @@
         {{ return({'relations': [this.incorporate(type='view')]}) }}
     {%- endif -%}
     {%- set result = dbt.materialization_view_default() -%}
-    {%- do build_reuse_record_relation(model, decision, this.incorporate(type='view')) -%}
+    {#- its fingerprint (the signature follows at on-run-end) -#}
+    {%- do build_reuse_record(model.unique_id, decision.fingerprint, 'success') -%}
     {{ return(result) }}
 {% endmaterialization %}
 
@@ -76,7 +78,8 @@
         {{ return({'relations': [this.incorporate(type='table')]}) }}
     {%- endif -%}
     {%- set result = dbt.materialization_seed_default() -%}
-    {%- do build_reuse_record_relation(model, decision, this.incorporate(type='table')) -%}
+    {#- its fingerprint (the signature follows at on-run-end) -#}
+    {%- do build_reuse_record(model.unique_id, decision.fingerprint, 'success') -%}
     {{ return(result) }}
 {% endmaterialization %}
 

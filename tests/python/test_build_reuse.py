@@ -77,7 +77,7 @@ def manifest(work: Path) -> dict:
     return json.loads((work / "target" / "manifest.json").read_text())
 
 
-def table_models(man: dict, kinds=("table",)) -> set[str]:
+def models_materialized(man: dict, kinds=("table",)) -> set[str]:
     return {uid for uid, n in man["nodes"].items()
             if n["resource_type"] == "model" and n["config"]["materialized"] in kinds}
 
@@ -172,9 +172,9 @@ def test_unchanged_data_reuses_everything_and_equals_the_first_build(warehouse, 
     run_dbt(["build"], warehouse.raw_dir, db, tmp_path / "work")
     res = results(tmp_path / "work")
     man = manifest(tmp_path / "work")
-    views = table_models(man, ("view",))
+    views = models_materialized(man, ("view",))
     assert len(views) > 30
-    expected = (table_models(man, ("table", "view")) - ALWAYS_BUILT) | {u for u in man["nodes"] if u.startswith("seed.")}
+    expected = (models_materialized(man, ("table", "view")) - ALWAYS_BUILT) | {u for u in man["nodes"] if u.startswith("seed.")}
     expected |= {u for u, n in man["nodes"].items() if n["resource_type"] == "test"
                  and not set(n["depends_on"]["nodes"]) & ALWAYS_BUILT}
     reused = reused_ids(res)
@@ -227,7 +227,7 @@ def test_changed_files_give_the_fresh_build_and_reuse_the_rest(warehouse, tmp_pa
     res = results(tmp_path / "work_reused")
     raw_files = "model.preference_warehouse.stg_raw__files"  # reads every dataset's footers, no source()
     affected = descendants(man, CHANGED_SOURCES | {raw_files, EXTRA_STAGING}) | {raw_files}
-    tables = table_models(man) - ALWAYS_BUILT
+    tables = models_materialized(man) - ALWAYS_BUILT
     built = {u for u in tables if not res[u]["reused"]}
     assert built == tables & affected, (sorted(built - affected), sorted((tables & affected) - built))
     unaffected = tables - affected
@@ -256,7 +256,7 @@ def test_changed_sql_rebuilds_the_model_and_its_descendants_only(warehouse, tmp_
     run_dbt(["run", "--vars", "{random_seed: 4242}"], warehouse.raw_dir, db, tmp_path / "work")
     man = manifest(tmp_path / "work")
     res = results(tmp_path / "work")
-    tables = table_models(man) - ALWAYS_BUILT
+    tables = models_materialized(man) - ALWAYS_BUILT
     changed = {u for u in tables if "4242" in (man["nodes"][u].get("compiled_code") or "")}
     assert "model.preference_warehouse.int_ultrafeedback__completions_ranked" in changed
     expected = (changed | descendants(man, changed)) & tables
