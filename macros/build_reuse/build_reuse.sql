@@ -14,12 +14,13 @@
         on-run-start hook (a file rewritten while the build runs is seen by the next build).
         The paths hold RAW_DATA_DIR, which is also in the staging SQL: a build on another
         folder rebuilds everything downstream of the sources, whatever the files hold.
-      - a model, seed or data test: md5 of (its compiled code - SQL or Python - with the
+      - a model, seed, data test or unit test: md5 of (its compiled code - SQL or Python - with the
         warehouse's database name taken out, so a copied/renamed warehouse file still matches;
         its whole config; its columns and description (persist_docs writes them as comments);
         for a seed the CSV's checksum; the fingerprints of its direct parents; and of every
         source one of whose files appears literally in its compiled code - stg_raw__files reads the
-        raw footers without a source() on purpose).
+        raw footers without a source() on purpose). A unit test's: of its compiled code (the
+        model's SQL over its fixtures) and config; it has no parents.
       A parent's fingerprint is the one recorded for it in the state table: the one of the
       build that made the relation as it is now (this run's, when the parent ran before it,
       or an earlier run's when the parent is not selected: `dbt build -s x+` stays correct).
@@ -37,10 +38,8 @@
     (and their tests) are built again even when it is not. A view's fingerprint keeps the
     database name where its SQL names it (DuckDB stores a view's SQL as written): such a view
     is recreated in a renamed warehouse file.
-    A data test is reused, reported as passing with 0 failures, when its
-    fingerprint equals the recorded one and the recorded status is pass; warn, fail and error
-    always run again. Unit tests always run (their inputs are fixtures; dbt checks them in
-    Python, after the materialization).
+    A data test or unit test is reused, reported as passing, when its fingerprint equals the
+    recorded one and the recorded status is pass; warn, fail and error always run again.
     Reuse is off with --full-refresh or --vars '{reuse_unchanged: false}'; fingerprints are
     recorded either way.
 
@@ -50,7 +49,8 @@
     wins; the on-run-end hook (single-threaded) deletes older rows, checkpoints and writes the
     storage signatures of the tables built or kept. If meta.warehouse_build_info (rebuilt by every full build)
     names an invocation the state does not know, a build ran without recording (older code,
-    reuse macros missing): the state is cleared and everything is rebuilt. -#}
+    reuse macros missing): the state is cleared and everything is rebuilt. So it is when the
+    state was recorded by another DuckDB or dbt version (its `engine` row). -#}
 
 {% macro build_reuse_relation() -%}
     {{ return(api.Relation.create(database=target.database, schema='meta', identifier='dbt_build_reuse', type='table')) }}
@@ -205,6 +205,16 @@
             {%- do run_query('delete from ' ~ state) -%}
         {%- endif -%}
     {%- endif -%}
+    {#- another DuckDB or dbt version than the one that recorded the state: nothing is reused -#}
+    {%- set engine = 'duckdb ' ~ run_query('select version()').columns[0].values()[0] ~ ', dbt ' ~ dbt_version -%}
+    {%- set recorded_engine = build_reuse_lookup(['engine']).get('engine', {}).get('fingerprint') -%}
+    {%- if recorded_engine != engine -%}
+        {%- if recorded_engine is not none -%}
+            {%- do log('build_reuse: the warehouse was built with ' ~ recorded_engine ~ ', this is ' ~ engine ~ ': nothing is reused', info=True) -%}
+            {%- do run_query('delete from ' ~ state) -%}
+        {%- endif -%}
+        {%- do build_reuse_record('engine', engine, 'engine', none) -%}
+    {%- endif -%}
     {#- tables and views changed outside dbt since their signature was recorded: a new
         fingerprint, so they and everything downstream are built again (or, when not selected,
         their children) -#}
@@ -244,6 +254,15 @@
     {%- do run_query(
         'delete from ' ~ state ~ ' as s using (select unique_id, max(recorded_at) as last_at from ' ~ state
         ~ ' group by unique_id) as l where s.unique_id = l.unique_id and s.recorded_at < l.last_at') -%}
+    {#- the unit tests that ran and passed dbt's comparison -#}
+    {%- set passed = [] -%}
+    {%- for r in results if r.node.resource_type == 'unit_test' and (r.status | string) == 'pass' -%}
+        {%- do passed.append(sql_string(r.node.unique_id)) -%}
+    {%- endfor -%}
+    {%- if passed -%}
+        {%- do run_query('update ' ~ state ~ " set status = 'pass' where status = 'ran' and invocation_id = "
+            ~ sql_string(invocation_id) ~ ' and unique_id in (' ~ (passed | join(', ')) ~ ')') -%}
+    {%- endif -%}
     {#- the signatures of the tables and views this run built or kept, after a checkpoint (so
         that they are the blocks the next run finds) -#}
     {%- set relations = build_reuse_relation_nodes() -%}
@@ -265,10 +284,10 @@
     {%- endif -%}
     {%- set counts = {'model': 0, 'seed': 0, 'test': 0, 'run': 0} -%}
     {%- for r in results -%}
-        {%- set kind = r.node.resource_type | string -%}
+        {%- set kind = 'test' if (r.node.resource_type | string) == 'unit_test' else (r.node.resource_type | string) -%}
         {%- if (r.adapter_response or {}).get('code') == 'REUSED' and kind in counts -%}
             {%- do counts.update({kind: counts[kind] + 1}) -%}
-        {%- elif kind in ('model', 'seed', 'test', 'unit_test') -%}
+        {%- elif kind in ('model', 'seed', 'test') -%}
             {%- do counts.update({'run': counts.run + 1}) -%}
         {%- endif -%}
     {%- endfor -%}
@@ -333,7 +352,10 @@
         {%- set code = code | replace('\\"' ~ target.database ~ '\\"', '<database>')
             | replace('"' ~ target.database ~ '"', '<database>') -%}
     {%- endif -%}
-    {%- set parents = (node.depends_on.nodes | list) + build_reuse_sources_in_code(code) -%}
+    {#- a unit test reads fixtures, not its parents: its compiled code (the model's SQL over the
+        fixtures) is all it depends on -#}
+    {%- set parents = [] if node.resource_type == 'unit_test'
+        else (node.depends_on.nodes | list) + build_reuse_sources_in_code(code) -%}
     {%- set parents = parents | unique | sort -%}
     {%- set recorded = build_reuse_lookup(parents + [node.unique_id]) -%}
     {%- set parent_fingerprints = [] -%}
@@ -367,7 +389,7 @@
         {%- do decision.update({'reason': 'no recorded fingerprint for ' ~ (missing | join(', '))}) -%}
     {%- elif own is none or own.fingerprint != fingerprint -%}
         {%- do decision.update({'reason': 'inputs changed'}) -%}
-    {%- elif node.resource_type == 'test' -%}
+    {%- elif node.resource_type in ('test', 'unit_test') -%}
         {%- do decision.update({'reuse': own.status == 'pass', 'reason': 'last status ' ~ own.status}) -%}
     {%- else -%}
         {%- set existing = load_cached_relation(relation) -%}

@@ -83,20 +83,41 @@
     {{ return(result) }}
 {% endmaterialization %}
 
+{#- A reused passing test or unit test: the `main` result is `passing_result` (a query giving what
+    dbt's runner reads as a pass), its adapter response says REUSED. -#}
+{% macro build_reuse_pass(model, passing_result) -%}
+    {%- do build_reuse_log_reused(model) -%}
+    {%- do store_raw_result('main', message='REUSED', code='REUSED', rows_affected=0, agate_table=run_query(passing_result)) -%}
+{%- endmacro %}
+
 {#- dbt's TestRunner reads one row (failures, should_warn, should_error) from the `main` result:
-    a reused passing test gives 0, false, false, its adapter response says REUSED. Tests that
-    store their failures are never reused (their table would have to be rebuilt anyway). -#}
+    a reused passing test gives 0, false, false. Tests that store their failures are never
+    reused (their table would have to be rebuilt anyway). -#}
 {% materialization test, adapter='duckdb' %}
     {%- set decision = build_reuse_decide(model, none) -%}
     {%- if decision.reuse and not should_store_failures() -%}
-        {%- do build_reuse_log_reused(model) -%}
-        {%- set passed = run_query('select 0 as failures, false as should_warn, false as should_error') -%}
-        {%- do store_raw_result('main', message='REUSED', code='REUSED', rows_affected=0, agate_table=passed) -%}
+        {%- do build_reuse_pass(model, 'select 0 as failures, false as should_warn, false as should_error') -%}
         {{ return({'relations': []}) }}
     {%- endif -%}
     {%- set result = dbt.materialization_test_default() -%}
     {%- set row = load_result('main').table.rows[0] -%}
     {%- set status = 'fail' if row[2] else ('warn' if row[1] else 'pass') -%}
     {%- do build_reuse_record(model.unique_id, decision.fingerprint, status, none) -%}
+    {{ return(result) }}
+{% endmaterialization %}
+
+{#- dbt's UnitTestRunner reads the `main` result's rows, split into actual and expected by the
+    column actual_or_expected, and compares them in Python: a reused passing unit test gives
+    none of either (nothing to compare: it passes). Its fingerprint is recorded as 'ran'; the
+    on-run-end hook marks it 'pass' when dbt's comparison passed (only dbt knows that, after
+    this materialization). -#}
+{% materialization unit, adapter='duckdb' %}
+    {%- set decision = build_reuse_decide(model, none) -%}
+    {%- if decision.reuse -%}
+        {%- do build_reuse_pass(model, "select 'actual' as actual_or_expected where false") -%}
+        {{ return({'relations': []}) }}
+    {%- endif -%}
+    {%- set result = dbt.materialization_unit_default() -%}
+    {%- do build_reuse_record(model.unique_id, decision.fingerprint, 'ran', none) -%}
     {{ return(result) }}
 {% endmaterialization %}

@@ -4,13 +4,14 @@ A build into a warehouse that already holds a build skips every table model, vie
 and passing data test whose inputs did not change (their run result says REUSED) and must still
 give exactly the relations a fresh build gives. Checked here:
 
-1. unchanged raw data: everything is reused except the always-built ones (warehouse_build_info
-   and its tests, unit tests), and every relation equals the first build's;
+1. unchanged raw data: everything is reused (unit tests included) except warehouse_build_info
+   and its tests, and every relation equals the first build's;
 2. a raw file rewritten, a file added and a file removed (one of each, in three datasets, two
    datasets unchanged): the build into the old warehouse equals a fresh build on the new files,
    the models of the changed datasets were built and the others reused;
 3. a model's SQL changed (the random_seed var is compiled into one intermediate model): that
-   model and its descendants are built, its parent and siblings reused (`dbt run`);
+   model, its unit tests and its descendants are built, its parent, siblings and the other unit
+   tests reused; then another engine version (the state's `engine` row): nothing is reused;
 4. a table changed outside dbt (a planted duplicate key) is seen, its tests run and one
    fails; the next run runs the failing test again (it still fails) and reuses the passing ones;
 5. a view replaced outside dbt by one with other columns is seen and created again.
@@ -177,10 +178,12 @@ def test_unchanged_data_reuses_everything_and_equals_the_first_build(warehouse, 
     expected = (models_materialized(man, ("table", "view")) - ALWAYS_BUILT) | {u for u in man["nodes"] if u.startswith("seed.")}
     expected |= {u for u, n in man["nodes"].items() if n["resource_type"] == "test"
                  and not set(n["depends_on"]["nodes"]) & ALWAYS_BUILT}
+    expected |= set(man["unit_tests"])
+    assert len(man["unit_tests"]) > 5
     reused = reused_ids(res)
     assert expected - reused == set(), sorted(expected - reused)[:20]
-    # what still ran: warehouse_build_info and its tests, unit tests
-    assert {u.split(".")[0] for u in set(res) - reused} <= {"model", "test", "unit_test", "operation", "exposure"}
+    # what still ran: warehouse_build_info and its tests
+    assert {u.split(".")[0] for u in set(res) - reused} <= {"model", "test", "operation", "exposure"}
     assert {u for u in set(res) - reused if u.startswith("model.")} == ALWAYS_BUILT
     assert all(r["status"] in ("success", "pass") for u, r in res.items() if not u.startswith("exposure."))
     assert differences(warehouse.path, db) == []
@@ -253,7 +256,9 @@ def test_changed_sql_rebuilds_the_model_and_its_descendants_only(warehouse, tmp_
     # random_seed is compiled into the models that draw random alternates (macros/ranked_picks.sql:
     # int_ultrafeedback__completions_ranked, and int_extra__rated_completions for the registry's
     # rated entries) and into warehouse_build_info
-    run_dbt(["run", "--vars", "{random_seed: 4242}"], warehouse.raw_dir, db, tmp_path / "work")
+    # models and unit tests (their compiled code is the model's SQL over fixtures), no data tests
+    run_dbt(["build", "--exclude", "resource_type:test", "--vars", "{random_seed: 4242}"],
+            warehouse.raw_dir, db, tmp_path / "work")
     man = manifest(tmp_path / "work")
     res = results(tmp_path / "work")
     tables = models_materialized(man) - ALWAYS_BUILT
@@ -265,6 +270,24 @@ def test_changed_sql_rebuilds_the_model_and_its_descendants_only(warehouse, tmp_
     # its parent and a sibling (same parent) were reused
     assert res["model.preference_warehouse.int_ultrafeedback__completions_parsed"]["reused"]
     assert res["model.preference_warehouse.int_ultrafeedback__critique_sentiment_scores"]["reused"]
+    # the unit tests of the changed models ran and passed, the others were reused
+    unit_tests = {u: set(t["depends_on"]["nodes"]) for u, t in man["unit_tests"].items()}
+    assert len(unit_tests) > 5 and all(res[u]["status"] == "pass" for u in unit_tests)
+    ran = {u for u in unit_tests if not res[u]["reused"]}
+    assert ran == {u for u, parents in unit_tests.items() if parents & changed}, sorted(ran)
+    assert any("completions_ranked" in u for u in ran) and ran != set(unit_tests)
+
+    # another engine version (a DuckDB or dbt upgrade) than the one that recorded the state:
+    # nothing is reused, the model and its unit test (unchanged, reused above) included
+    with duckdb.connect(str(db)) as con:
+        con.execute("update meta.dbt_build_reuse set fingerprint = 'duckdb v0.0.0, dbt 0.0.0' where unique_id = 'engine'")
+    parsed = "model.preference_warehouse.int_ultrafeedback__completions_parsed"
+    upgraded = run_dbt(["build", "--select", "int_ultrafeedback__completions_parsed", "--exclude", "resource_type:test"],
+                       warehouse.raw_dir, db, tmp_path / "work_engine")
+    assert "build_reuse: the warehouse was built with duckdb v0.0.0, dbt 0.0.0, this is duckdb v" in upgraded.output
+    res = results(tmp_path / "work_engine")
+    assert {u.split(".")[0] for u in res if not u.startswith("operation.")} == {"model", "unit_test"}
+    assert parsed in res and not any(r["reused"] for r in res.values()), res
 
 
 # ------------------------------------------------------------------------------------------
