@@ -47,10 +47,11 @@
     travels; drop it and everything is rebuilt), one row appended per node built (rows are
     only appended while nodes run, so dbt's threads never conflict), the latest row per node
     wins; the on-run-end hook (single-threaded) deletes older rows, checkpoints and writes the
-    storage signatures of the tables built or kept. If meta.warehouse_build_info (rebuilt by every full build)
-    names an invocation the state does not know, a build ran without recording (older code,
-    reuse macros missing): the state is cleared and everything is rebuilt. So it is when the
-    state was recorded by another DuckDB or dbt version (its `engine` row). -#}
+    storage signatures of the tables and views the run built. If meta.warehouse_build_info
+    (rebuilt by every full build) names an invocation the state does not know, a build ran
+    without recording (older code, reuse macros missing): the state is cleared and everything
+    is rebuilt. So it is when the state was recorded by another DuckDB or dbt version (its
+    `engine` row). -#}
 
 {% macro build_reuse_relation() -%}
     {{ return(api.Relation.create(database=target.database, schema='meta', identifier='dbt_build_reuse', type='table')) }}
@@ -263,11 +264,13 @@
         {%- do run_query('update ' ~ state ~ " set status = 'pass' where status = 'ran' and invocation_id = "
             ~ sql_string(invocation_id) ~ ' and unique_id in (' ~ (passed | join(', ')) ~ ')') -%}
     {%- endif -%}
-    {#- the signatures of the tables and views this run built or kept, after a checkpoint (so
-        that they are the blocks the next run finds) -#}
+    {#- the signatures of the tables and views this run built, after a checkpoint (so that they
+        are the blocks the next run finds; a reused one keeps the signature it was checked
+        against at on-run-start) -#}
     {%- set relations = build_reuse_relation_nodes() -%}
     {%- set done = {} -%}
-    {%- for r in results if r.node.unique_id in relations and (r.status | string) == 'success' -%}
+    {%- for r in results if r.node.unique_id in relations and (r.status | string) == 'success'
+            and (r.adapter_response or {}).get('code') != 'REUSED' -%}
         {%- do done.update({r.node.unique_id: relations[r.node.unique_id]}) -%}
     {%- endfor -%}
     {%- if done -%}
