@@ -1,8 +1,8 @@
 """Reuse of unchanged nodes in `dbt build` (issue 14, macros/build_reuse/).
 
 A build into a warehouse that already holds a build skips every table model, view model, seed
-and passing data test whose inputs did not change (their run result says REUSED) and must still
-give exactly the relations a fresh build gives. Checked here:
+and passing data or unit test whose inputs did not change (their run result says REUSED) and
+must still give exactly the relations a fresh build gives. Checked here:
 
 1. unchanged raw data: everything is reused (unit tests included) except warehouse_build_info
    and its tests, and every relation equals the first build's;
