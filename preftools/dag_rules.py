@@ -9,8 +9,9 @@ targets 100 %). What is set for this project rather than taken from the package 
 
 * the model types (folder -> allowed name prefixes), in :data:`PROJECT_MODEL_TYPES`, the
   evaluator's ``model_types`` / ``<type>_folder_name`` / ``<type>_prefixes`` variables;
-* the primary-key tests: the package's pairs plus this project's ``unique_combination``
-  generic test (tests/generic/), the equivalent of dbt_utils' unique_combination_of_columns;
+* the primary-key tests: the package's pairs plus this project's ``checks`` generic test
+  (tests/generic/) when it is given a key (``primary_key``, ``unique`` like dbt_utils'
+  unique_combination_of_columns, or ``one_row``);
 * two rules excepted on purpose, with the reasons in CONTRIBUTING.md: the mart naming
   convention and source freshness (:data:`EXCEPTIONS`).
 
@@ -97,10 +98,13 @@ class Config:
     primary_key_test_macros: tuple[tuple[str, ...], ...] = (
         ("dbt.test_unique", "dbt.test_not_null"),
         ("dbt_utils.test_unique_combination_of_columns",),
-        ("preference_warehouse.test_unique_combination",),
-        # a one-row model (headline, summary over everything): its key is the empty set
-        ("preference_warehouse.test_one_row",),
-        ("preference_warehouse.test_primary_key",),
+        ("preference_warehouse.test_checks",),
+    )
+    # a test of one of these macros counts only when it is given one of the arguments: a `checks`
+    # test makes a key test with a primary key, a unique combination or one row (a one-row
+    # model's key is the empty set)
+    key_arguments: tuple[tuple[str, tuple[str, ...]], ...] = (
+        ("preference_warehouse.test_checks", ("primary_key", "unique", "one_row")),
     )
     model_types: tuple[ModelType, ...] = PROJECT_MODEL_TYPES
     exceptions: tuple[Excepted, ...] = EXCEPTIONS
@@ -154,6 +158,7 @@ class Test:
     macros: frozenset[str]
     is_generic: bool
     primary_parent: str | None
+    arguments: Mapping = field(default_factory=dict)
 
 
 class Project:
@@ -175,7 +180,8 @@ class Project:
                     uid, n["name"], n.get("original_file_path", ""), n.get("column_name"),
                     frozenset(m.removeprefix("macro.") for m in (n.get("depends_on") or {}).get("macros") or []),
                     bool(n.get("test_metadata")),
-                    n.get("attached_node") or (parents[-1] if parents else None)))
+                    n.get("attached_node") or (parents[-1] if parents else None),
+                    (n.get("test_metadata") or {}).get("kwargs") or {}))
             else:
                 self.resources[uid] = Resource(uid, n["name"], n["resource_type"], n.get("original_file_path", ""), n)
         for uid, s in (manifest.get("sources") or {}).items():
@@ -404,9 +410,14 @@ def is_primary_key_tested(r: Resource, tests: list[Test], c: Config) -> bool:
     by_column: dict[str | None, list[Test]] = {}
     for t in tests:
         by_column.setdefault(t.column_name, []).append(t)
+    key_arguments = dict(c.key_arguments)
+
+    def gives_a_key(t: Test) -> bool:
+        return all(any(t.arguments.get(a) for a in key_arguments[m]) for m in t.macros if m in key_arguments)
+
     for column, col_tests in by_column.items():
         for test_set in c.primary_key_test_macros:
-            if sum(1 for t in col_tests if t.macros & set(test_set)) >= len(test_set):
+            if sum(1 for t in col_tests if t.macros & set(test_set) and gives_a_key(t)) >= len(test_set):
                 return True
         uniques = sum(1 for t in col_tests if "dbt.test_unique" in t.macros)
         if uniques + (column in not_null_constrained) >= 2:

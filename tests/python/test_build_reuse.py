@@ -302,25 +302,24 @@ def test_a_failing_test_is_not_skipped_next_time(warehouse, tmp_path):
     with duckdb.connect(str(db)) as con:
         con.execute("update main.rever_pairs set id = (select min(id) from main.rever_pairs)"
                     " where id = (select max(id) from main.rever_pairs)")
-        # and a NULL in one of the columns one not_null_columns test checks in a single scan
+        # and a NULL in a column that must not be NULL: the model's one `checks` test finds both
         con.execute("update main.rever_pairs set source = null where id = (select min(id) from main.rever_pairs)")
     # reuse off: the test runs on the planted row, fails, and its failure is recorded
-    first = run_dbt(["test", "-s", "rever_pairs", "--vars", "{reuse_unchanged: false}"],
+    # (rever_summary: a table nothing changed, whose tests pass)
+    first = run_dbt(["test", "-s", "rever_pairs", "rever_summary", "--vars", "{reuse_unchanged: false}"],
                     warehouse.raw_dir, db, tmp_path / "work1", check=False)
     assert first.returncode != 0
     assert '"main"."rever_pairs" was changed outside dbt' in first.output, first.output[-3000:]
     res1 = results(tmp_path / "work1")
-    (key_test,) = [u for u in res1 if u.startswith("test.preference_warehouse.primary_key_rever_pairs_id.")]
+    (key_test,) = [u for u in res1 if u.startswith("test.preference_warehouse.checks_rever_pairs.")]
     assert res1[key_test] == {"status": "fail", "reused": False}
-    # the not-null test of rever_pairs fails with one row per column holding NULLs: (column, rows)
-    (not_null_test,) = [u for u in res1 if u.startswith("test.preference_warehouse.not_null_columns_rever_pairs_")]
-    assert res1[not_null_test] == {"status": "fail", "reused": False}
+    # one row per broken rule: (rule, rows), here the two rows of the planted id
     run = json.loads((tmp_path / "work1" / "target" / "run_results.json").read_text())["results"]
-    (compiled,) = [r["compiled_code"] for r in run if r["unique_id"] == not_null_test]
+    (compiled,) = [r["compiled_code"] for r in run if r["unique_id"] == key_test]
     with duckdb.connect(str(db), read_only=True) as con:
-        assert con.execute(compiled).fetchall() == [("source", 2)]  # the two rows of the planted id
+        assert sorted(con.execute(compiled).fetchall()) == [("NULL in source", 2), ("duplicate (id)", 1)]
     # reuse on: the failed test runs again and still fails; the passing ones are reused
-    second = run_dbt(["test", "-s", "rever_pairs"], warehouse.raw_dir, db, tmp_path / "work2", check=False)
+    second = run_dbt(["test", "-s", "rever_pairs", "rever_summary"], warehouse.raw_dir, db, tmp_path / "work2", check=False)
     assert second.returncode != 0
     res2 = results(tmp_path / "work2")
     assert res2[key_test] == {"status": "fail", "reused": False}

@@ -260,6 +260,18 @@ def test_primary_key_by_unique_combination_or_constraint():
                       manifest(SRC, constrained, data_test("u", STG[0], "dbt.test_unique", "id"))) == []
 
 
+def test_a_checks_test_is_a_key_test_only_when_it_is_given_a_key():
+    def checks(**arguments):
+        uid, node = data_test("checks_stg_src__orders", STG[0], "preference_warehouse.test_checks")
+        node["test_metadata"]["kwargs"] = {"model": "{{ ref('stg_src__orders') }}", **arguments}
+        return uid, node
+
+    for key in ({"primary_key": ["id"]}, {"unique": [["a", "b"]]}, {"one_row": True}):
+        assert violations("missing_primary_key_tests", manifest(STG, checks(**key))) == [], key
+    [v] = violations("missing_primary_key_tests", manifest(STG, checks(not_null=["id"], expressions={"x": "id > 0"})))
+    assert v.node == "stg_src__orders"
+
+
 def test_mart_naming_and_freshness_are_excepted():
     mart = model("orders", deps=[STG[0]])  # a mart named for its readers; a source without freshness
     m = manifest(SRC, STG, mart)
