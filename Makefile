@@ -47,8 +47,9 @@ install: $(BIN)/.installed-preftools
 build: install
 	$(BIN)/dbt build
 
+# --durations: the slowest tests, printed at the end (where the suite's time goes)
 test: install lint
-	$(BIN)/python -m pytest -n $(NPROC) --dist loadfile --no-loadscope-reorder -m "not spark and not clients"
+	$(BIN)/python -m pytest -n $(NPROC) --dist loadfile --no-loadscope-reorder -m "not spark and not clients" --durations=25
 
 # sqlfluff's dbt templater opens the profile's DuckDB file and holds its write lock while it
 # compiles (about a minute): lint on an in-memory DuckDB, never on $(DUCKDB_PATH).
