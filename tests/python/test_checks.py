@@ -4,13 +4,18 @@ Faults are planted in a copy of the session build, one per kind of rule, and eve
 test of the project runs on it. The planted models' tests fail with exactly one row per broken
 rule, (rule, how many rows or keys break it), as planted; every other `checks` test passes
 (except those of views over a planted table). A
-NULL where only accepted values are checked passes, as in dbt's accepted_values.
+NULL where only accepted values are checked passes, as in dbt's accepted_values. As
+docs/development.md shows, `--store-failures` keeps those rows in the warehouse, where the DuckDB
+CLI reads them.
 """
 
 from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import duckdb
 import pytest
@@ -61,3 +66,12 @@ def test_each_rule_fails_on_its_planted_fault_and_nothing_else(warehouse, tmp_pa
     # and the report's views of judge_agreement_summary, which now have two rows too
     readers = {"rpt_judge_agreement_coverage", "rpt_judge_agreement_rates", "rpt_judge_agreement_sides"}
     assert {m for m, r in by_model.items() if r["status"] != "pass"} == set(PLANTED) | readers, result.output[-3000:]
+
+    # docs/development.md: the failures kept in the warehouse, read with the DuckDB CLI
+    run_dbt(["test", "-s", "checks_rever_pairs", "--store-failures"], warehouse.raw_dir, db, tmp_path / "work2", check=False)
+    cli = Path(sys.executable).parent / "duckdb"
+    proc = subprocess.run([str(cli), "-readonly", "-csv", "-noheader", str(db), "-c",
+                           "select failed_check, failing_rows from dbt_test__audit.checks_rever_pairs order by 1"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == [f"{rule},{n}" for rule, n in sorted(PLANTED["rever_pairs"])]
