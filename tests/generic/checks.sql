@@ -14,7 +14,9 @@
     keys occur more than once). -#}
 {% test checks(model, primary_key=[], unique=[], one_row=false, not_null=[], accepted_values={}, expressions={}) %}
 
-{%- set rules = [] %}  {#- (label, SQL true on a failing row) #}
+{#- (label, SQL that is true on a failing row); a label or value holding a quote is refused: it
+    would end its SQL string literal (and Spark and DuckDB escape quotes differently) -#}
+{%- set rules = [] %}
 {%- if primary_key %}
     {%- set key_nulls = [] %}
     {%- for column in primary_key %}{% do key_nulls.append(column ~ ' is null') %}{% endfor %}
@@ -25,7 +27,10 @@
 {%- endfor %}
 {%- for column, values in accepted_values.items() %}
     {%- set literals = [] %}
-    {%- for value in values %}{% do literals.append("'" ~ value ~ "'" if value is string else value | string) %}{% endfor %}
+    {%- for value in values %}
+        {%- if value is string and "'" in value %}{% do exceptions.raise_compiler_error("checks on " ~ column ~ ": an accepted value may not hold a quote: " ~ value) %}{% endif %}
+        {%- do literals.append("'" ~ value ~ "'" if value is string else value | string) %}
+    {%- endfor %}
     {%- do rules.append((column ~ ' not in accepted values', column ~ ' not in (' ~ literals | join(', ') ~ ')')) %}
 {%- endfor %}
 {%- for label, expression in expressions.items() %}
