@@ -311,18 +311,18 @@ def test_a_failing_test_is_not_skipped_next_time(warehouse, tmp_path):
     assert first.returncode != 0
     assert '"main"."rever_pairs" was changed outside dbt' in first.output, first.output[-3000:]
     res1 = results(tmp_path / "work1")
-    (key_test,) = [u for u in res1 if u.startswith("test.preference_warehouse.checks_rever_pairs.")]
-    assert res1[key_test] == {"status": "fail", "reused": False}
+    (checks_test,) = [u for u in res1 if u.startswith("test.preference_warehouse.checks_rever_pairs.")]
+    assert res1[checks_test] == {"status": "fail", "reused": False}
     # one row per broken rule: (rule, rows), here the two rows of the planted id
     run = json.loads((tmp_path / "work1" / "target" / "run_results.json").read_text())["results"]
-    (compiled,) = [r["compiled_code"] for r in run if r["unique_id"] == key_test]
+    (compiled,) = [r["compiled_code"] for r in run if r["unique_id"] == checks_test]
     with duckdb.connect(str(db), read_only=True) as con:
         assert sorted(con.execute(compiled).fetchall()) == [("NULL in source", 2), ("duplicate (id)", 1)]
     # reuse on: the failed test runs again and still fails; the passing ones are reused
     second = run_dbt(["test", "-s", "rever_pairs", "rever_summary"], warehouse.raw_dir, db, tmp_path / "work2", check=False)
     assert second.returncode != 0
     res2 = results(tmp_path / "work2")
-    assert res2[key_test] == {"status": "fail", "reused": False}
+    assert res2[checks_test] == {"status": "fail", "reused": False}
     passing = {u for u, r in res1.items() if u.startswith("test.") and r["status"] == "pass"}
     assert passing and all(res2[u] == {"status": "pass", "reused": True} for u in passing)
 
