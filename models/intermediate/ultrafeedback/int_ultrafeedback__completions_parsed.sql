@@ -3,35 +3,9 @@
 -- response and critique are in int_ultrafeedback__completion_texts. Rows whose list is
 -- empty or NULL produce no row here; they stay in the prompt-grain models with
 -- `has_no_completions` (int_ultrafeedback__prompts_picked, ultrafeedback_curated).
-{#- The aspects (in alphabetical order), the column each rating goes to and its scale come from
-    the seed ultrafeedback_aspects, read when the model is compiled to run: from the seed's table
-    (a build loads it first: it is a ref), or, where that table is not there (a unit test, lint,
-    `dbt compile` before the first build), from seeds/ultrafeedback_aspects.csv through DuckDB. -#}
-{%- set aspects_seed = ref('ultrafeedback_aspects') %}
-{%- set aspects = [] %}
-{%- if execute %}
-    {%- set seed_table = load_relation(aspects_seed) if model.resource_type != 'unit_test' %}
-    {%- if seed_table is none and target.type != 'duckdb' %}
-        {{- exceptions.raise_compiler_error('Load the seed first: dbt seed -s ultrafeedback_aspects') }}
-    {%- endif %}
-    {#- the CSV by its absolute path where the graph gives it (dbt may run from another folder
-        with --project-dir); a unit test has no graph: relative to the working directory -#}
-    {%- set seed_node = (graph.get('nodes') or {}).get('seed.' ~ project_name ~ '.ultrafeedback_aspects') %}
-    {%- set seed_path = (seed_node.root_path ~ '/' ~ seed_node.original_file_path) if seed_node
-                        else 'seeds/ultrafeedback_aspects.csv' %}
-    {%- set seed_csv = "read_csv(" ~ sql_string(seed_path) ~ ")" %}
-    {%- set seed_rows = run_query(
-        'select aspect, rating_column, scale_min, scale_max from '
-        ~ (seed_table or seed_csv) ~ ' order by aspect'
-    ) %}
-    {%- for row in seed_rows %}
-        {%- do aspects.append({
-            'name': row['aspect'],
-            'rating_column': row['rating_column'],
-            'scale': range(row['scale_min'] | int, (row['scale_max'] | int) + 1) | map('string') | list,
-        }) %}
-    {%- endfor %}
-{%- endif %}
+{#- UltraFeedback's four rated aspects (the raw field `<aspect>_rating_raw`, parsed into
+    `<aspect>_rating`), each rated 1..5 or "N/A". -#}
+{%- set aspects = ['helpfulness', 'honesty', 'instruction_following', 'truthfulness'] %}
 
 with
 
@@ -69,7 +43,7 @@ flattened as (
 
         ---------- raw rating strings
         {%- for a in aspects %}
-        completion.{{ a.name }}_rating_raw as {{ a.name }}_rating_raw{{ "," if not loop.last }}  -- noqa: AL09
+        completion.{{ a }}_rating_raw as {{ a }}_rating_raw{{ "," if not loop.last }}  -- noqa: AL09
         {%- endfor %}
 
     from unnested
@@ -80,17 +54,17 @@ ratings_parsed as (
 
     select
         *,
-        -- a rating on the aspect's scale is cast; "N/A" and anything else are NULL
+        -- a rating on the 1..5 scale is cast; "N/A" and anything else are NULL
         {%- for a in aspects %}
         case
-            when {{ a.name }}_rating_raw in ('{{ a.scale | join("', '") }}')
-                then cast({{ a.name }}_rating_raw as integer)
-        end as {{ a.rating_column }},
+            when {{ a }}_rating_raw in ('1', '2', '3', '4', '5')
+                then cast({{ a }}_rating_raw as integer)
+        end as {{ a }}_rating,
         {%- endfor %}
         -- invalid: NULL, or neither on the scale nor "N/A"
         {%- for a in aspects %}
-        ({{ a.name }}_rating_raw is null or {{ a.name }}_rating_raw not in ('{{ a.scale | join("', '") }}', 'N/A'))
-            as {{ a.name }}_rating_is_invalid{{ "," if not loop.last }}
+        ({{ a }}_rating_raw is null or {{ a }}_rating_raw not in ('1', '2', '3', '4', '5', 'N/A'))
+            as {{ a }}_rating_is_invalid{{ "," if not loop.last }}
         {%- endfor %}
     from flattened
 
@@ -101,10 +75,10 @@ averaged as (
     select
         *,
         {%- for a in aspects %}
-        case when {{ a.rating_column }} is not null then 1 else 0 end{{ " +" if not loop.last }}
+        case when {{ a }}_rating is not null then 1 else 0 end{{ " +" if not loop.last }}
         {%- endfor %} as n_valid_ratings,
         {%- for a in aspects %}
-        {{ a.name }}_rating_is_invalid{{ " or" if not loop.last }}
+        {{ a }}_rating_is_invalid{{ " or" if not loop.last }}
         {%- endfor %} as has_invalid_rating
     from ratings_parsed
 
@@ -114,7 +88,7 @@ final as (
 
     select
         *,
-        {{ mean_of_present(aspects | map(attribute='rating_column') | list) }} as average_rating
+        {{ mean_of_present(['helpfulness_rating', 'honesty_rating', 'instruction_following_rating', 'truthfulness_rating']) }} as average_rating
     from averaged
 
 )
