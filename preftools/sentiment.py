@@ -54,9 +54,9 @@ def _scoring_pool(workers: int):
     demand). Measured on the scale-1.0 critiques: the sentiment model 0.93x the wall time and
     0.90x the CPU (farm-bench, 5 pairs).
     """
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
     main = sys.modules["__main__"]
     script = main.__dict__.pop("__file__", None) if getattr(main, "__spec__", None) is None else None
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
     try:
         yield pool
     finally:
