@@ -18,7 +18,7 @@ from contextlib import ExitStack, contextmanager
 
 _ANALYZER = None
 
-# Below this many texts a pool costs more than it saves.
+# Texts per task of the pool; below two of them a pool costs more than it saves.
 MIN_TEXTS_PER_WORKER = 20_000
 
 
@@ -65,22 +65,10 @@ def _scoring_pool(workers: int):
             main.__file__ = script
 
 
-def compound_scores(texts: list[str | None], workers: int | None = None) -> list[float | None]:
-    """VADER compound score of each text, in order, computed by up to ``workers`` processes."""
-    workers = default_workers() if workers is None else max(1, workers)
-    workers = min(workers, max(1, len(texts) // MIN_TEXTS_PER_WORKER))
-    if workers == 1:
-        return _score_chunk(texts)
-    size = -(-len(texts) // workers)
-    chunks = [texts[i : i + size] for i in range(0, len(texts), size)]
-    with _scoring_pool(workers) as pool:
-        return [score for chunk in pool.map(_score_chunk, chunks) for score in chunk]
-
-
 def compound_scores_stream(batches, workers: int | None = None, chunk: int = MIN_TEXTS_PER_WORKER,
                            in_flight: int = 2) -> list[float | None]:
     """VADER compound scores of the texts of an iterable of lists (e.g. the record batches of a
-    warehouse query), in order, as one list: the same scores as compound_scores on the
+    warehouse query), in order, as one list: the same scores as _score_chunk on the
     concatenation. The texts go to the pool in chunks of ``chunk`` as they are read, with at most
     ``in_flight`` chunks per worker pending, so the memory held outside DuckDB is a few chunks of
     text (plus the scores), not the whole column; fewer than two chunks are scored in this process.

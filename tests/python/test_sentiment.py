@@ -9,7 +9,7 @@ from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
 from preftools import sentiment
 
 
-def test_pool_equals_one_process(monkeypatch):
+def test_pool_equals_one_process():
     texts = [
         "The response is incorrect and misleading.",
         "Excellent, accurate and complete answer.",
@@ -19,16 +19,15 @@ def test_pool_equals_one_process(monkeypatch):
     ] * 40
     analyzer = SentimentIntensityAnalyzer()
     expected = [analyzer.polarity_scores(t)["compound"] if t and t.strip() else None for t in texts]
-    monkeypatch.setattr(sentiment, "MIN_TEXTS_PER_WORKER", 10)
-    assert sentiment.compound_scores(texts, workers=1) == expected
-    assert sentiment.compound_scores(texts, workers=3) == expected
+    for workers in (1, 3):
+        assert sentiment.compound_scores_stream([texts[:70], texts[70:]], workers=workers, chunk=10) == expected
     assert expected[0] < 0 < expected[1] and expected[2] is None and expected[3] is None
 
 
 def test_workers_do_not_rerun_the_parents_script(tmp_path):
     """Under dbt the parent process is the `dbt` script; a spawned worker would run it again
     (seconds of imports) before scoring. A script that notes every run of its top level: its
-    workers score the same texts without running it, and the parent's __file__ is back after."""
+    workers score the texts without running it, and the parent's __file__ is back after."""
     runs = tmp_path / "runs.txt"
     script = tmp_path / "parent.py"
     script.write_text(
@@ -39,8 +38,6 @@ def test_workers_do_not_rerun_the_parents_script(tmp_path):
         "    texts = ['good', 'bad', None, 'fine'] * 50\n"
         "    batches = [texts[i : i + 40] for i in range(0, len(texts), 40)]\n"
         "    assert sentiment.compound_scores_stream(batches, workers=2, chunk=20) == sentiment._score_chunk(texts)\n"
-        "    sentiment.MIN_TEXTS_PER_WORKER = 10\n"
-        "    assert sentiment.compound_scores(texts, workers=2) == sentiment._score_chunk(texts)\n"
         "    assert sys.modules['__main__'].__file__ == __file__\n"
     )
     subprocess.run([sys.executable, str(script)], check=True, cwd=tmp_path, timeout=120)
