@@ -267,20 +267,38 @@ def remove_if_unbuilt(path: str) -> None:
                 os.remove(name)
 
 
+def warehouse_file(creds: Any) -> tuple[str | None, Any]:
+    """The warehouse file of the profile's credentials and, when profiles.yml attaches it to an
+    in-memory main database (to set its row group size), that attachment; (None, None) for an
+    in-memory or remote warehouse."""
+    path = getattr(creds, "path", None)
+    attachment = None
+    if path == ":memory:":
+        attachment = next((a for a in getattr(creds, "attach", None) or [] if a.alias == creds.database), None)
+        path = attachment.path if attachment is not None else None
+    if not path or path == ":memory:" or "://" in path or path.startswith("md:"):
+        return None, None
+    return path, attachment
+
+
 class Plugin(BasePlugin):
     _checked: set[str] = set()
 
     def initialize(self, plugin_config: dict[str, Any]) -> None:
-        path = getattr(self.creds, "path", None) if self.creds is not None else None
-        install_error_translation(path if path and path != ":memory:" else None)
+        install_error_translation(warehouse_file(self.creds)[0] if self.creds is not None else None)
 
     def update_connection_config(self, creds: Any, config: dict[str, Any]) -> None:
-        path = creds.path
-        if not path or path == ":memory:" or "://" in path or path.startswith("md:"):
+        path, attachment = warehouse_file(creds)
+        if path is None:
             return
         read_only = dbt_command() in READ_ONLY_COMMANDS
+        probe = dict(config)
         if read_only:
-            config["access_mode"] = "READ_ONLY"
+            probe["access_mode"] = "READ_ONLY"
+            if attachment is not None:  # attached after connecting, to an in-memory main database
+                attachment.read_only = True
+            else:
+                config["access_mode"] = "READ_ONLY"
         if path in self._checked:
             return
         if not os.path.exists(os.path.normpath(path)):  # normalised as DuckDB does (a/../b is b)
@@ -293,7 +311,7 @@ class Plugin(BasePlugin):
         try:
             # with the profile's config_options: a new file is created here, in the storage
             # format profiles.yml asks for
-            duckdb.connect(path, config=dict(config)).close()
+            duckdb.connect(path, config=probe).close()
         except duckdb.Error as exc:
             message = lock_message(path, str(exc), read_only)
             if message:
