@@ -267,6 +267,13 @@ def remove_if_unbuilt(path: str) -> None:
                 os.remove(name)
 
 
+def is_reserved_word(name: str) -> bool:
+    """Whether ``name`` is one of DuckDB's reserved keywords (no ``ATTACH ... AS <name>``)."""
+    with duckdb.connect() as con:
+        return con.execute("select count(*) > 0 from duckdb_keywords() where keyword_category = 'reserved' "
+                           "and keyword_name = lower(?)", [name]).fetchone()[0]
+
+
 def warehouse_file(creds: Any) -> tuple[str | None, Any]:
     """The warehouse file of the profile's credentials and, when profiles.yml attaches it to an
     in-memory main database (to set its row group size), that attachment; (None, None) for an
@@ -291,6 +298,12 @@ class Plugin(BasePlugin):
         path, attachment = warehouse_file(creds)
         if path is None:
             return
+        if attachment is not None and is_reserved_word(attachment.alias):
+            raise DbtRuntimeError(
+                f"The warehouse file {path} is named {attachment.alias!r}, a reserved word of DuckDB's SQL, "
+                "so it cannot be attached under its name: rename the file (e.g. "
+                f"{attachment.alias}_warehouse.duckdb) and point DUCKDB_PATH at it."
+            )
         read_only = dbt_command() in READ_ONLY_COMMANDS
         probe = dict(config)
         if read_only:
