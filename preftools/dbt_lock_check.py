@@ -267,51 +267,20 @@ def remove_if_unbuilt(path: str) -> None:
                 os.remove(name)
 
 
-def is_reserved_word(name: str) -> bool:
-    """Whether ``name`` is one of DuckDB's reserved keywords (no ``ATTACH ... AS <name>``)."""
-    with duckdb.connect() as con:
-        return con.execute("select count(*) > 0 from duckdb_keywords() where keyword_category = 'reserved' "
-                           "and keyword_name = lower(?)", [name]).fetchone()[0]
-
-
-def warehouse_file(creds: Any) -> tuple[str | None, Any]:
-    """The warehouse file of the profile's credentials and, when profiles.yml attaches it to an
-    in-memory main database (to set its row group size), that attachment; (None, None) for an
-    in-memory or remote warehouse."""
-    path = getattr(creds, "path", None)
-    attachment = None
-    if path == ":memory:":
-        attachment = next((a for a in getattr(creds, "attach", None) or [] if a.alias == creds.database), None)
-        path = attachment.path if attachment is not None else None
-    if not path or path == ":memory:" or "://" in path or path.startswith("md:"):
-        return None, None
-    return path, attachment
-
-
 class Plugin(BasePlugin):
     _checked: set[str] = set()
 
     def initialize(self, plugin_config: dict[str, Any]) -> None:
-        install_error_translation(warehouse_file(self.creds)[0] if self.creds is not None else None)
+        path = getattr(self.creds, "path", None) if self.creds is not None else None
+        install_error_translation(path if path and path != ":memory:" else None)
 
     def update_connection_config(self, creds: Any, config: dict[str, Any]) -> None:
-        path, attachment = warehouse_file(creds)
-        if path is None:
+        path = creds.path
+        if not path or path == ":memory:" or "://" in path or path.startswith("md:"):
             return
-        if attachment is not None and is_reserved_word(attachment.alias):
-            raise DbtRuntimeError(
-                f"The warehouse file {path} is named {attachment.alias!r}, a reserved word of DuckDB's SQL, "
-                "so it cannot be attached under its name: rename the file (e.g. "
-                f"{attachment.alias}_warehouse.duckdb) and point DUCKDB_PATH at it."
-            )
         read_only = dbt_command() in READ_ONLY_COMMANDS
-        probe = dict(config)
         if read_only:
-            probe["access_mode"] = "READ_ONLY"
-            if attachment is not None:  # attached after connecting, to an in-memory main database
-                attachment.read_only = True
-            else:
-                config["access_mode"] = "READ_ONLY"
+            config["access_mode"] = "READ_ONLY"
         if path in self._checked:
             return
         if not os.path.exists(os.path.normpath(path)):  # normalised as DuckDB does (a/../b is b)
@@ -324,7 +293,7 @@ class Plugin(BasePlugin):
         try:
             # with the profile's config_options: a new file is created here, in the storage
             # format profiles.yml asks for
-            duckdb.connect(path, config=probe).close()
+            duckdb.connect(path, config=dict(config)).close()
         except duckdb.Error as exc:
             message = lock_message(path, str(exc), read_only)
             if message:

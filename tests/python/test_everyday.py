@@ -49,42 +49,6 @@ def test_audits_survive_a_renamed_warehouse_file(warehouse, tmp_path):
     assert n == want > 0
 
 
-def test_the_warehouse_is_attached_with_row_groups_of_16384_rows(warehouse, tmp_path):
-    """profiles.yml: a warehouse file named with letters, digits and _ is attached with row groups
-    of 16,384 rows, as dbt's default database (what `main.x`, CHECKPOINT and current_database()
-    name), in DuckDB 1.5's storage format, read-only under `dbt show`. A file named otherwise (a
-    hyphen; `memory`, DuckDB's own name) is opened as DuckDB's main database, as before, with
-    DuckDB's default row groups; a name DuckDB's SQL reserves gets one line: rename the file."""
-    import json
-
-    query = ("select database_name, options['row_group_size'] as row_group_size, "
-             "tags['storage_version'] as storage_version, readonly, "
-             "(select count(*) from main.preference_pairs) as pairs "
-             "from duckdb_databases() where database_name = current_database()")
-    with warehouse.connect() as con:
-        pairs = con.execute("select count(*) from main.preference_pairs").fetchone()[0]
-    rows = {}
-    for name in (None, "my-warehouse", "memory"):  # memory: DuckDB's name for an in-memory database
-        db = warehouse.path if name is None else tmp_path / f"{name}.duckdb"
-        if name is not None:
-            shutil.copy(warehouse.path, db)
-        result = run_dbt(["--quiet", "show", "--output", "json", "--inline", query],
-                         warehouse.raw_dir, db, tmp_path / db.stem)
-        (rows[db.stem],) = json.loads(result.stdout)["show"]
-    assert rows[warehouse.path.stem] == {"database_name": warehouse.path.stem, "row_group_size": "16384",
-                                         "storage_version": "v1.5.0+", "readonly": True, "pairs": pairs}
-    for name in ("my-warehouse", "memory"):
-        assert rows[name] == {"database_name": name, "row_group_size": None,
-                              "storage_version": "v1.5.0+", "readonly": True, "pairs": pairs}
-    # a name DuckDB's SQL reserves cannot be an attached database's: one line says so
-    reserved = tmp_path / "order.duckdb"
-    shutil.copy(warehouse.path, reserved)
-    result = run_dbt(["show", "--inline", "select 1"], warehouse.raw_dir, reserved, tmp_path / "order", check=False)
-    assert result.returncode != 0
-    assert f"The warehouse file {reserved} is named 'order', a reserved word" in result.output
-    assert "order_warehouse.duckdb" in result.output and "Traceback" not in result.output
-
-
 def test_descriptions_are_in_the_catalog(warehouse):
     """persist_docs: what `dbt docs` shows, a SQL client sees (duckdb_tables/duckdb_columns comments)."""
     yml = yaml.safe_load((REPO / "models/marts/cross_dataset/_cross_dataset__models.yml").read_text())
