@@ -46,7 +46,15 @@ ultrafeedback_completions as (
 
 ),
 
--- both responses must come from the same UltraFeedback prompt (two different completions)
+-- only the completions of prompts whose instruction a ReVeR pair has: the two joins below read
+-- this twice, so the engine keeps it whole (a few rows here, not every completion's text)
+matchable_completions as (
+
+    select * from ultrafeedback_completions
+    where instruction_key in (select instruction_key from rever_ultrafeedback)
+
+),
+
 candidates as (
 
     select
@@ -66,10 +74,10 @@ candidates as (
             order by chosen_side.prompt_id, chosen_side.completion_index, rejected_side.completion_index
         ) as match_rank
     from rever_ultrafeedback as rever
-    inner join ultrafeedback_completions as chosen_side
+    inner join matchable_completions as chosen_side
         on rever.instruction_key = chosen_side.instruction_key
         and rever.chosen_response = chosen_side.response
-    inner join ultrafeedback_completions as rejected_side
+    inner join matchable_completions as rejected_side
         on chosen_side.prompt_id = rejected_side.prompt_id
         and rever.rejected_response = rejected_side.response
         and chosen_side.completion_index != rejected_side.completion_index
