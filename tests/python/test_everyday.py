@@ -110,6 +110,12 @@ def test_the_query_examples_of_the_readme(warehouse):
         assert f"| {split[:17]}" in result.output, split
 
 
+# every response text of ultrafeedback_curated, in one digest
+TEXTS_DIGEST = ("select md5(string_agg(concat_ws('|', prompt_id, best_rated_response, best_overall_score_response,"
+                " random_response_for_best_rated, random_response_for_best_overall), '#' order by prompt_id))"
+                " from main.ultrafeedback_curated")
+
+
 def test_the_duckdb_cli_reads_the_warehouse(warehouse):
     """README: the DuckDB CLI (PyPI's duckdb-cli, a 1.5 release) opens the warehouse read-only:
     profiles.yml writes DuckDB 1.5's storage format."""
@@ -131,11 +137,6 @@ def test_the_duckdb_cli_reads_the_warehouse(warehouse):
         digest = con.execute(TEXTS_DIGEST).fetchone()[0]
     assert lines[0] == str(n) and "preference pair" in proc.stdout
     assert lines[1] == digest  # the text columns (stored with ZSTD, next test) read alike
-
-
-# every response text of a mart, in one digest
-TEXTS_DIGEST = ("select md5(string_agg(coalesce(best_rated_response, '-') || coalesce(random_response_for_best_rated, '-'), '|'"
-                " order by prompt_id)) from main.ultrafeedback_curated")
 
 
 def test_text_columns_are_stored_with_zstd(warehouse):

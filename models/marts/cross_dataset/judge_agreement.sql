@@ -55,6 +55,7 @@ matchable_completions as (
 
 ),
 
+-- both responses must come from the same UltraFeedback prompt (two different completions)
 candidates as (
 
     select
