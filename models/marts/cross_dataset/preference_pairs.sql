@@ -188,24 +188,64 @@ keyed as (
         rejected_index,
         {{ stable_hash([messages_exact_key('prompt'), messages_exact_key('chosen'), messages_exact_key('rejected')]) }}
             as exact_pair_key,
-        {{ stable_hash([messages_text_key('prompt'), messages_text_key('chosen'), messages_text_key('rejected')]) }}
-            as text_pair_key
+        {{ stable_hash([messages_text_key('prompt')]) }} as prompt_text_key
     from unioned
 
 ),
 
--- "earlier" within a dataset: by raw file, row and completion positions (the built-in datasets,
--- which carry none, by pair_id); "registered earlier": the built-in datasets, then the entries
-ranked as (
+-- a cross-dataset duplicate has its copy's prompt text, so only the pairs of a prompt text that
+-- more than one dataset has can be one: only their responses are lower-cased and hashed (the
+-- responses are nine tenths of the text, and normalizing all of them was most of this model's time)
+prompt_shared as (
+
+    select
+        *,
+        min(registry_order) over (partition by prompt_text_key)
+            < max(registry_order) over (partition by prompt_text_key) as is_prompt_shared
+    from keyed
+
+),
+
+text_keyed as (
+
+    select
+        unioned.pair_id,
+        unioned.registry_order,
+        {{ stable_hash([messages_text_key('prompt'), messages_text_key('chosen'), messages_text_key('rejected')]) }}
+            as text_pair_key
+    from unioned
+    inner join prompt_shared
+        on unioned.pair_id = prompt_shared.pair_id
+    where prompt_shared.is_prompt_shared
+
+),
+
+earliest_copies as (
 
     select
         pair_id,
-        row_number() over (
-            partition by dataset, exact_pair_key
-            order by source_file, source_row, chosen_index, rejected_index, pair_id
-        ) as copy_number,
         min(registry_order) over (partition by text_pair_key) as first_registry_order
-    from keyed
+    from text_keyed
+
+),
+
+-- "earlier" within a dataset: by raw file, row and completion positions (the built-in datasets,
+-- which carry none, by pair_id); "registered earlier": the built-in datasets, then the entries.
+-- A pair whose prompt text no other dataset has is its own first copy.
+ranked as (
+
+    select
+        prompt_shared.pair_id,
+        row_number() over (
+            partition by prompt_shared.dataset, prompt_shared.exact_pair_key
+            order by
+                prompt_shared.source_file, prompt_shared.source_row,
+                prompt_shared.chosen_index, prompt_shared.rejected_index, prompt_shared.pair_id
+        ) as copy_number,
+        coalesce(earliest_copies.first_registry_order, prompt_shared.registry_order) as first_registry_order
+    from prompt_shared
+    left join earliest_copies
+        on prompt_shared.pair_id = earliest_copies.pair_id
 
 ),
 
