@@ -211,8 +211,11 @@ text_keyed as (
     select
         unioned.pair_id,
         unioned.registry_order,
-        {{ stable_hash([messages_text_key('prompt'), messages_text_key('chosen'), messages_text_key('rejected')]) }}
-            as text_pair_key
+        {{ stable_hash([
+            'prompt_shared.prompt_text_key',
+            messages_text_key('unioned.chosen'),
+            messages_text_key('unioned.rejected'),
+        ]) }} as text_pair_key
     from unioned
     inner join prompt_shared
         on unioned.pair_id = prompt_shared.pair_id
