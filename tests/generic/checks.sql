@@ -10,9 +10,11 @@
       accepted_values: {column: [values]}    one of the values (strings are quoted); NULL passes,
                                              as in dbt's accepted_values
       expressions: {label: SQL}              true on every row (NULL fails)
+      same_row_count_as: ref() or source()   as many rows as that relation (staging keeps every
+                                             raw row; a model keeps every row of its parent)
     Fails with one row per broken rule: the rule and how many rows break it (for a key, how many
     keys occur more than once). -#}
-{% test checks(model, primary_key=[], unique=[], one_row=false, not_null=[], accepted_values={}, expressions={}) %}
+{% test checks(model, primary_key=[], unique=[], one_row=false, not_null=[], accepted_values={}, expressions={}, same_row_count_as=none) %}
 
 {#- (label, SQL that is true on a failing row); a label or value holding a quote is refused: it
     would end its SQL string literal (and Spark and DuckDB escape quotes differently) -#}
@@ -47,6 +49,9 @@
 {%- for label, _ in rules %}
     {%- do failures.append("select '" ~ label ~ "' as failed_check, failing_" ~ loop.index ~ " as failing_rows from row_counts where failing_" ~ loop.index ~ " > 0") %}
 {%- endfor %}
+{%- if same_row_count_as is not none %}
+    {%- do failures.append("select 'row count differs from " ~ same_row_count_as.identifier ~ "' as failed_check, abs(n_rows - n_compared) as failing_rows from row_counts cross join compared_rows where n_rows != n_compared") %}
+{%- endif %}
 {%- for key in keys %}
     {%- do failures.append("select 'duplicate (" ~ key | join(', ') ~ ")' as failed_check, n_keys as failing_rows from duplicate_keys_" ~ loop.index ~ " where n_keys > 0") %}
 {%- endfor %}
@@ -61,7 +66,13 @@ with row_counts as (
         {%- endfor %}
     from {{ model }}
 
-){% for key in keys %},
+){% if same_row_count_as is not none %},
+
+compared_rows as (
+
+    select count(*) as n_compared from {{ same_row_count_as }}
+
+){% endif %}{% for key in keys %},
 
 duplicate_keys_{{ loop.index }} as (
 

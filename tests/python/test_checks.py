@@ -31,6 +31,8 @@ PLANTED = {
     "code_ultrafeedback_responses": [("duplicate (prompt_id, response_index)", 1), ("rating not in accepted values", 1)],
     # a one-row model with two rows
     "judge_agreement_summary": [("not exactly one row", 2)],
+    # one row fewer than the staging model it keeps every row of
+    "code_ultrafeedback_prompts": [("row count differs from stg_code_ultrafeedback__prompts", 1)],
 }
 
 
@@ -52,6 +54,8 @@ def test_each_rule_fails_on_its_planted_fault_and_nothing_else(warehouse, tmp_pa
         con.execute("insert into main.code_ultrafeedback_responses select * from main.code_ultrafeedback_responses"
                     " order by prompt_id desc, response_index limit 1")
         con.execute("insert into main.judge_agreement_summary select * from main.judge_agreement_summary")
+        con.execute("delete from main.code_ultrafeedback_prompts"
+                    " where prompt_id = (select min(prompt_id) from main.code_ultrafeedback_prompts)")
     result = run_dbt(["test", "-s", "test_name:checks", "--vars", "{reuse_unchanged: false}"],
                      warehouse.raw_dir, db, tmp_path / "work", check=False)
     assert result.returncode != 0
