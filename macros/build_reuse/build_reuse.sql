@@ -331,14 +331,18 @@
     every node). -#}
 {% macro build_reuse_sources_in_code(code) -%}
     {%- set found = [] -%}
+    {%- set folder = "'" ~ (raw_data_dir() ~ '/') | replace("'", "''") -%}
+    {#- most code names no raw file at all: then nothing more to look for -#}
+    {%- if folder not in code -%}{{ return(found) }}{%- endif -%}
+    {%- set contract = raw_contract() -%}
     {%- for source_id, source_node in graph.sources.items() -%}
-        {%- for key, spec in raw_contract().items()
+        {%- for key, spec in contract.items()
                 if spec.source_name == source_node.source_name and spec.table_name == source_node.name
-                and ("'" ~ (raw_data_dir() ~ '/' ~ spec.hub_id ~ '/') | replace("'", "''")) in code -%}
+                and (folder ~ (spec.hub_id ~ '/') | replace("'", "''")) in code -%}
             {%- do found.append(source_id) -%}
         {%- endfor -%}
     {%- endfor -%}
-    {%- for e in extra_datasets() if ("'" ~ (raw_data_dir() ~ '/' ~ e.hub_id ~ '/') | replace("'", "''")) in code -%}
+    {%- for e in extra_datasets() if (folder ~ (e.hub_id ~ '/') | replace("'", "''")) in code -%}
         {%- do found.append('extra_dataset.' ~ e.name) -%}
     {%- endfor -%}
     {{ return(found) }}
