@@ -208,10 +208,12 @@ def warehouse(raw_dir, tmp_path_factory) -> Warehouse:
 
 
 # The costliest modules first (pytest-xdist's --dist loadfile --no-loadscope-reorder hands out
-# whole modules in collection order: the long ones start early instead of last). Serial runs
+# whole modules in collection order: the long ones start early instead of last). The first
+# module starts the session build; the second needs none (it builds the bundled sample in a copy
+# of the project), so the other worker is busy meanwhile instead of waiting for it. Serial runs
 # keep pytest's order.
 FIRST_MODULES = [
-    "test_faults.py", "test_build_reuse.py", "test_any_directory.py", "test_bad_values.py", "test_raw_inputs.py",
+    "test_faults.py", "test_any_directory.py", "test_build_reuse.py", "test_bad_values.py", "test_raw_inputs.py",
     "test_raw_contract.py", "test_training_contract.py", "test_raw_formats.py", "test_bench_smoke.py", "test_determinism.py", "test_everyday.py",
     "test_make.py", "test_code_ultrafeedback.py", "test_provenance.py", "test_ultrafeedback.py",
     "test_rever.py", "test_accounting.py", "test_export.py", "test_sentiment_reuse.py", "test_docs.py",

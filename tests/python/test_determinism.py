@@ -1,5 +1,7 @@
-"""Deterministic numbers (issue 17): the same raw data and random_seed, built with 1 and with 4
-DuckDB threads, give bit-identical marts and bit-identical exported files.
+"""Deterministic numbers (issue 17): the same raw data and random_seed, built with different
+DuckDB thread counts, give bit-identical marts and bit-identical exported files. One side is the
+session build (DuckDB's default: a thread per core), the other a build of the same raw data with
+one thread (four on a one-core machine).
 
 Thread count changes the order in which rows reach an aggregate (and, with
 preserve_insertion_order off, the physical order of every table), so a float mean summed in
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import subprocess
 import sys
 
@@ -21,31 +24,35 @@ from conftest import REPO, run_dbt
 
 pytestmark = pytest.mark.slow
 
-THREADS = (1, 4)
 # what may differ between two builds by design: when and by which invocation they ran, and
-# where the warehouse file is (this test builds two)
+# where the warehouse file is
 PER_BUILD_KEYS = {"invocation_id", "built_at", "exported_at", "command", "warehouse"}
 
 
-@pytest.fixture(scope="module")
-def builds(raw_dir, tmp_path_factory) -> dict[int, tuple]:
-    """threads -> (warehouse path, export dir): models and seeds (the data tests run in the session build)."""
-    out = {}
-    for threads in THREADS:
-        work = tmp_path_factory.mktemp(f"threads{threads}")
-        db = work / "warehouse.duckdb"
-        run_dbt(["build", "--resource-type", "model", "--resource-type", "seed"], raw_dir, db, work,
-                DUCKDB_THREADS=str(threads))
-        exports = work / "exports"
-        subprocess.run([sys.executable, "-m", "preftools.export", "--duckdb-path", str(db),
-                        "--export-dir", str(exports), "--no-progress"], cwd=REPO, check=True,
-                       capture_output=True)
-        out[threads] = (db, exports)
+def export(db, out):
+    subprocess.run([sys.executable, "-m", "preftools.export", "--duckdb-path", str(db),
+                    "--export-dir", str(out), "--no-progress"], cwd=REPO, check=True, capture_output=True)
     return out
 
 
+@pytest.fixture(scope="module")
+def builds(warehouse, tmp_path_factory) -> dict[int, tuple]:
+    """DuckDB threads -> (warehouse path, export dir): the session build, and a build of its raw
+    data with another thread count (models and seeds: the data tests ran in the session build)."""
+    with duckdb.connect() as con:
+        default = con.execute("select current_setting('threads')").fetchone()[0]
+    session_threads = int(os.environ.get("DUCKDB_THREADS") or default)  # as the profile sets it
+    threads = 1 if session_threads > 1 else 4
+    work = tmp_path_factory.mktemp(f"threads{threads}")
+    db = work / "warehouse.duckdb"
+    run_dbt(["build", "--resource-type", "model", "--resource-type", "seed"], warehouse.raw_dir, db, work,
+            DUCKDB_THREADS=str(threads))
+    return {session_threads: (warehouse.path, export(warehouse.path, work / "session_exports")),
+            threads: (db, export(db, work / "exports"))}
+
+
 def test_every_mart_is_bit_identical(builds):
-    (db_a, _), (db_b, _) = builds[THREADS[0]], builds[THREADS[1]]
+    (db_a, _), (db_b, _) = builds.values()
     con = duckdb.connect()
     con.execute(f"attach '{db_a}' as a (read_only); attach '{db_b}' as b (read_only)")
     tables = [r[0] for r in con.execute(
@@ -61,7 +68,7 @@ def test_every_mart_is_bit_identical(builds):
         """).fetchone()[0]
         if n:
             different[t] = n
-    assert not different, f"marts that differ between {THREADS[0]} and {THREADS[1]} threads: {different}"
+    assert not different, f"marts that differ between {' and '.join(map(str, builds))} threads: {different}"
 
 
 def _strip(value):
@@ -73,7 +80,7 @@ def _strip(value):
 
 
 def test_every_exported_file_is_bit_identical(builds):
-    (_, ex_a), (_, ex_b) = builds[THREADS[0]], builds[THREADS[1]]
+    (_, ex_a), (_, ex_b) = builds.values()
     # every file but the export's lock file (it holds the exporting process's id)
     files_a = sorted(p.relative_to(ex_a) for p in ex_a.rglob("*") if p.is_file() and p.name != ".export.lock")
     files_b = sorted(p.relative_to(ex_b) for p in ex_b.rglob("*") if p.is_file() and p.name != ".export.lock")
@@ -85,7 +92,7 @@ def test_every_exported_file_is_bit_identical(builds):
             continue
         if hashlib.sha256((ex_a / rel).read_bytes()).digest() != hashlib.sha256((ex_b / rel).read_bytes()).digest():
             different.append(str(rel))
-    assert not different, f"exported files that differ between {THREADS[0]} and {THREADS[1]} threads: {different}"
+    assert not different, f"exported files that differ between {' and '.join(map(str, builds))} threads: {different}"
     # the manifest differs only in what names the build (invocation id, times)
     manifest_a = json.loads((ex_a / "manifest.json").read_text())
     manifest_b = json.loads((ex_b / "manifest.json").read_text())
