@@ -1,5 +1,6 @@
 """Deterministic numbers (issue 17): the same raw data and random_seed, built with different
-DuckDB thread counts, give bit-identical marts and bit-identical exported files. One side is the
+DuckDB thread counts, give bit-identical marts (and intermediate tables) and bit-identical
+exported files. One side is the
 session build (DuckDB's default: a thread per core), the other a build of the same raw data with
 one thread (four on a one-core machine).
 
@@ -52,19 +53,21 @@ def builds(warehouse, tmp_path_factory) -> dict[int, tuple]:
 
 
 def test_every_mart_is_bit_identical(builds):
+    """The marts and the intermediate tables (the random draws of int_ultrafeedback__prompts_picked among them)."""
     (db_a, _), (db_b, _) = builds.values()
     con = duckdb.connect()
     con.execute(f"attach '{db_a}' as a (read_only); attach '{db_b}' as b (read_only)")
-    tables = [r[0] for r in con.execute(
-        "select table_name from duckdb_tables() where database_name = 'a' and schema_name = 'main' order by 1"
+    tables = [f"{r[0]}.{r[1]}" for r in con.execute(
+        "select schema_name, table_name from duckdb_tables()"
+        " where database_name = 'a' and schema_name in ('main', 'intermediate') order by all"
     ).fetchall()]
-    assert len(tables) > 20
+    assert len(tables) > 30 and "intermediate.int_ultrafeedback__prompts_picked" in tables
     different = {}
     for t in tables:
         # EXCEPT ALL compares doubles exactly, and rows as a multiset (physical order may differ)
         n = con.execute(f"""
-            select (select count(*) from (select * from a.main.{t} except all select * from b.main.{t}))
-                 + (select count(*) from (select * from b.main.{t} except all select * from a.main.{t}))
+            select (select count(*) from (select * from a.{t} except all select * from b.{t}))
+                 + (select count(*) from (select * from b.{t} except all select * from a.{t}))
         """).fetchone()[0]
         if n:
             different[t] = n
