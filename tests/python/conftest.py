@@ -13,6 +13,9 @@ folders, under a file lock; each worker then queries its own copy of the built f
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -66,8 +69,6 @@ def with_registry(args: list[str], raw_dir) -> list[str]:
     """``args`` with the example registry (REGISTRY_VARS) merged into its ``--vars`` when
     ``raw_dir`` holds every entry's dataset (generated data does), so that a test's build of the
     generated data builds what the session build built. Vars the test gives win."""
-    import json
-
     import yaml
 
     entries = REGISTRY_VARS["extra_datasets"]
@@ -87,17 +88,70 @@ def with_registry(args: list[str], raw_dir) -> list[str]:
 
 
 def run_dbt(args: list[str], raw_dir, duckdb_path, work_dir: Path, check: bool = True,
-            **extra_env: str) -> DbtResult:
+            share_parse: bool = True, **extra_env: str) -> DbtResult:
     """Run the dbt CLI from the repo root against ``raw_dir`` into ``duckdb_path`` (with the
-    example registry when ``raw_dir`` has its datasets: :func:`with_registry`)."""
+    example registry when ``raw_dir`` has its datasets: :func:`with_registry`).
+
+    ``share_parse``: the run reuses this worker's last parse made with the same vars and
+    settings (:func:`_shared_parse`); False runs dbt on ``duckdb_path`` itself (for a test about
+    the file's name or path)."""
     work_dir.mkdir(parents=True, exist_ok=True)
-    env = dbt_env(raw_dir, duckdb_path, work_dir, **extra_env)
     args = with_registry(args, raw_dir)
-    proc = subprocess.run([DBT, *args], cwd=REPO, env=env, capture_output=True, text=True)
+    with _shared_parse(args, Path(duckdb_path), work_dir, extra_env, share_parse) as db:
+        env = dbt_env(raw_dir, db, work_dir, **extra_env)
+        proc = subprocess.run([DBT, *args], cwd=REPO, env=env, capture_output=True, text=True)
     result = DbtResult(proc.returncode, proc.stdout, proc.stderr)
     if check and proc.returncode != 0:
         raise AssertionError(f"dbt {' '.join(args)} failed:\n{result.output[-8000:]}")
     return result
+
+
+# dbt parses the whole project on every run (about 5 s of each test's dbt run) unless it finds its
+# last parse in the target folder made with the same profile, vars and project (partial parsing,
+# which then re-reads only the files that changed or use an env var whose value changed). The
+# profile holds the DuckDB path, and each test has its own file: so a test's run works on a path
+# fixed per worker and per vars (the test's file moved there for the run and back after) and
+# starts from the last parse made there. Set by the session fixture below; None: every run parses.
+_PARSES: Path | None = None
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _parse_cache(tmp_path_factory):
+    global _PARSES
+    _PARSES = tmp_path_factory.mktemp("dbt_parse")  # per worker: a worker runs one dbt at a time
+    yield
+    _PARSES = None
+
+
+@contextlib.contextmanager
+def _shared_parse(args: list[str], db: Path, work_dir: Path, extra_env: dict, share: bool):
+    """The DuckDB path to give dbt: ``db`` itself, or (sharing) the fixed path for these vars and
+    settings, with ``db`` (its WAL and temp folder too) moved there for the run and back after it."""
+    if not (share and _PARSES is not None and db.is_absolute() and db.suffix == ".duckdb" and db.parent.is_dir()):
+        yield db
+        return
+    vars_given = args[args.index("--vars") + 1] if "--vars" in args else ""
+    key = hashlib.sha256(json.dumps([vars_given, sorted(extra_env.items())]).encode()).hexdigest()[:12]
+    fixed_dir = _PARSES / key
+    shutil.rmtree(fixed_dir / "db", ignore_errors=True)
+    (fixed_dir / "db").mkdir(parents=True)
+    fixed = fixed_dir / "db" / "warehouse.duckdb"
+    pairs = [(db.with_name(db.name + suffix), fixed.with_name(fixed.name + suffix)) for suffix in ("", ".wal", ".tmp")]
+    saved, target = fixed_dir / "partial_parse.msgpack", work_dir / "target" / "partial_parse.msgpack"
+    if saved.exists() and not target.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(saved, target)
+    for own, there in pairs:
+        if own.exists():
+            own.rename(there)
+    try:
+        yield fixed
+    finally:
+        for own, there in pairs:
+            if there.exists():
+                there.rename(own)
+        if target.exists():
+            shutil.copy2(target, saved)
 
 
 @dataclass
@@ -130,7 +184,6 @@ def raw_file_rows(path: Path) -> list[dict]:
     """The rows of one raw data file, read without DuckDB: pyarrow for Parquet, Python's json for
     JSON Lines (gzip included) and JSON arrays."""
     import gzip
-    import json
 
     import pyarrow.parquet as pq
 

@@ -170,7 +170,7 @@ def only_file(folder: Path) -> Path:
 @pytest.mark.slow
 def test_unchanged_data_reuses_everything_and_equals_the_first_build(warehouse, tmp_path):
     db = copy_db(warehouse.path, tmp_path / "again.duckdb")  # another file name: a copied warehouse
-    run_dbt(["build"], warehouse.raw_dir, db, tmp_path / "work")
+    run_dbt(["build"], warehouse.raw_dir, db, tmp_path / "work", share_parse=False)  # dbt sees the name
     res = results(tmp_path / "work")
     man = manifest(tmp_path / "work")
     views = models_materialized(man, ("view",))
@@ -296,7 +296,7 @@ def test_changed_sql_rebuilds_the_model_and_its_descendants_only(warehouse, tmp_
 
 @pytest.mark.slow
 def test_a_failing_test_is_not_skipped_next_time(warehouse, tmp_path):
-    db = copy_db(warehouse.path, tmp_path / "bad.duckdb")
+    db = copy_db(warehouse.path, tmp_path / "warehouse.duckdb")  # the database name its compiled test names
     # a planted duplicate key: an update outside dbt, which the next run sees in the table's
     # storage signature (so the tests on it cannot be skipped as passing)
     with duckdb.connect(str(db)) as con:

@@ -38,7 +38,7 @@ PLANTED = {
 
 @pytest.mark.slow
 def test_each_rule_fails_on_its_planted_fault_and_nothing_else(warehouse, tmp_path):
-    db = tmp_path / "planted.duckdb"
+    db = tmp_path / "warehouse.duckdb"  # the database name the compiled tests below name
     shutil.copy(warehouse.path, db)
     with duckdb.connect(str(db)) as con:
         con.execute("update main.rever_pairs set id = null where id = (select min(id) from main.rever_pairs)")

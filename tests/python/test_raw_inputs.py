@@ -222,7 +222,7 @@ def test_locked_warehouse_says_locked_and_by_whom(tiny_raw, tmp_path):
     db = tmp_path / "wh.duckdb"
     holder = duckdb.connect(str(db))  # a notebook holding the file for writing
     try:
-        result = run_dbt(CHECK_ONLY, tiny_raw, db, tmp_path, check=False)
+        result = run_dbt(CHECK_ONLY, tiny_raw, db, tmp_path, check=False, share_parse=False)  # the message names db
     finally:
         holder.close()
     assert result.returncode != 0
