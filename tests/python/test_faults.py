@@ -93,13 +93,18 @@ hooks (chosen by environment variables) that print "FAULT-POINT <name>" and stop
 import os
 import signal
 import sys
+import threading
 
 sys.path.insert(0, os.getcwd())  # the project (cwd), as for `python -m`: preftools
 
 
 def fault_point(name):
     print(f"FAULT-POINT {name}", flush=True)
-    os.kill(os.getpid(), signal.SIGSTOP)
+    # SIGSTOP to this thread, not to the process: a signal sent to the process may be taken by
+    # another thread, and this one then runs on for a moment (past the fault point: seen in 13 of
+    # 20 tries with three threads). Directed at this thread, it stops here; the rest of the process
+    # stops with it.
+    signal.pthread_kill(threading.get_ident(), signal.SIGSTOP)
 
 
 if os.environ.get("FAULT_IN_VADER"):
