@@ -50,7 +50,8 @@
     {%- do failures.append("select '" ~ label ~ "' as failed_check, failing_" ~ loop.index ~ " as failing_rows from row_counts where failing_" ~ loop.index ~ " > 0") %}
 {%- endfor %}
 {%- if same_row_count_as is not none %}
-    {%- do failures.append("select 'row count differs from " ~ same_row_count_as.identifier ~ "' as failed_check, abs(n_rows - n_compared) as failing_rows from row_counts cross join compared_rows where n_rows != n_compared") %}
+    {#- a source is read from its raw files (no table name of its own) -#}
+    {%- do failures.append("select 'row count differs from " ~ (same_row_count_as.identifier or 'its raw files') ~ "' as failed_check, abs(n_rows - n_compared) as failing_rows from row_counts cross join compared_rows where n_rows != n_compared") %}
 {%- endif %}
 {%- for key in keys %}
     {%- do failures.append("select 'duplicate (" ~ key | join(', ') ~ ")' as failed_check, n_keys as failing_rows from duplicate_keys_" ~ loop.index ~ " where n_keys > 0") %}

@@ -1,8 +1,7 @@
 """Deterministic numbers (issue 17): the same raw data and random_seed, built with different
 DuckDB thread counts, give bit-identical marts (and intermediate tables) and bit-identical
-exported files. One side is the
-session build (DuckDB's default: a thread per core), the other a build of the same raw data with
-one thread (four on a one-core machine).
+exported files. One side is the session build (DuckDB's default: a thread per core), the other
+a build of the same raw data with one thread (four on a one-core machine).
 
 Thread count changes the order in which rows reach an aggregate (and, with
 preserve_insertion_order off, the physical order of every table), so a float mean summed in
