@@ -1,9 +1,12 @@
 {#- Catalog comments in plain text. persist_docs writes each model's, seed's and column's
     description into the DuckDB catalog as a COMMENT (what SQL clients show, and what the
     export's dataset cards read). The descriptions are Markdown for `dbt docs`, which keeps them
-    as written; the comments get them through plain_text(). These two macros override
-    dbt-duckdb 1.11's own (dbt/include/duckdb/macros/persist_docs.sql: dbt looks in the root
-    project first) and call them with the plain text. On Spark neither is called. -#}
+    as written; the comments get them through plain_text(). duckdb__persist_docs below overrides
+    dbt-duckdb 1.11's (dbt looks in the root project first): the same comments, in one statement
+    after one look at the relation's columns, where dbt's runs a statement for the relation,
+    one for the columns, and looks at the columns twice. A fresh build runs it for every model,
+    so the extra statements were a measurable share of a small build (benchmarks/README.md).
+    On Spark it is not called. -#}
 
 {#- Markdown to plain text: headings' leading #s, **bold**, *emphasis* and `code` ticks removed,
     [text](url) written as "text (url)", white space around the whole trimmed (line breaks inside
@@ -18,14 +21,23 @@
     {{- return(text | replace('`', '') | trim) -}}
 {%- endmacro %}
 
-{% macro duckdb__alter_relation_comment(relation, comment) -%}
-    {{ dbt.duckdb__alter_relation_comment(relation, plain_text(comment)) }}
-{%- endmacro %}
-
-{% macro duckdb__alter_column_comment(relation, column_dict) -%}
-    {%- set plain = {} -%}
-    {%- for name, column in column_dict.items() -%}
-        {%- do plain.update({name: dict(column, description=plain_text(column['description']))}) -%}
-    {%- endfor -%}
-    {{ dbt.duckdb__alter_column_comment(relation, plain) }}
+{#- dbt's persist_docs (global project, adapters/persist_docs.sql) with its rules: the relation's
+    comment when it has a description, the columns' when they have any, documented columns
+    missing from the relation left out with dbt's warning (validate_doc_columns). -#}
+{% macro duckdb__persist_docs(relation, model, for_relation, for_columns) -%}
+    {%- set statements = [] -%}
+    {%- if for_relation and config.persist_relation_docs() and model.description -%}
+        {%- do statements.append('comment on ' ~ relation.type ~ ' ' ~ relation ~ ' is '
+                                 ~ dbt.duckdb_escape_comment(plain_text(model.description)) ~ ';') -%}
+    {%- endif -%}
+    {%- if for_columns and config.persist_column_docs() and model.columns -%}
+        {%- set existing = adapter.get_columns_in_relation(relation) | map(attribute='name') | list -%}
+        {%- for name, column in validate_doc_columns(relation, model.columns, existing).items() -%}
+            {%- do statements.append('comment on column ' ~ relation ~ '.' ~ (adapter.quote(name) if column['quote'] else name)
+                                     ~ ' is ' ~ dbt.duckdb_escape_comment(plain_text(column['description'])) ~ ';') -%}
+        {%- endfor -%}
+    {%- endif -%}
+    {%- if statements -%}
+        {%- do run_query(statements | join('\n')) -%}
+    {%- endif -%}
 {%- endmacro %}
