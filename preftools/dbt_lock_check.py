@@ -45,7 +45,7 @@ from dbt.adapters.duckdb.plugins import BasePlugin
 from dbt_common.exceptions import DbtRuntimeError
 
 from preftools.cli import disk_note, mount_point, one_line, project_path
-from preftools.warehouse import is_lock_error, lock_holder
+from preftools.warehouse import invalid_resource_setting, is_lock_error, lock_holder
 
 _NO_SPACE = "No space left on device"
 _WRITTEN_FILE = re.compile(r"""["'](?P<path>[^"']+)["']\s*:?\s*No space left on device""")
@@ -298,7 +298,7 @@ class Plugin(BasePlugin):
             message = lock_message(path, str(exc), read_only)
             if message:
                 raise DbtRuntimeError(message) from None
-            message = disk_full_message(str(exc), path)
+            message = disk_full_message(str(exc), path) or invalid_resource_setting()
             if message:
                 raise DbtRuntimeError(message) from None
             raise

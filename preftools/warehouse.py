@@ -96,6 +96,27 @@ def open_read_only(path: Path, then: str, *, error: type[Exception] = WarehouseE
         con.close()
 
 
+# what each of RESOURCE_SETTINGS' env vars takes
+_RESOURCE_VALUES = {"DUCKDB_MEMORY_LIMIT": "a size such as 1GB or 4GB", "DUCKDB_THREADS": "a whole number such as 2"}
+
+
+def resource_setting_message(env: str, setting: str, exc: Exception) -> str:
+    """One line naming the env var whose value DuckDB refused, and what it takes."""
+    return (f"{env}={os.environ.get(env)!r} is not a valid DuckDB {setting}: {one_line(exc)}. "
+            f"Set {env} to {_RESOURCE_VALUES[env]}, or unset it for the default.")
+
+
+def invalid_resource_setting() -> str | None:
+    """The message for a DUCKDB_MEMORY_LIMIT / DUCKDB_THREADS that DuckDB refuses, else None."""
+    for setting, env in RESOURCE_SETTINGS:
+        if os.environ.get(env):
+            try:
+                duckdb.connect(config={setting: os.environ[env]}).close()
+            except duckdb.Error as exc:
+                return resource_setting_message(env, setting, exc)
+    return None
+
+
 def _apply_resource_settings(con: duckdb.DuckDBPyConnection, error: type[Exception]) -> None:
     # Set after connecting: a notebook may already hold the file open read-only in this
     # process, and DuckDB refuses a second configuration.
@@ -104,4 +125,4 @@ def _apply_resource_settings(con: duckdb.DuckDBPyConnection, error: type[Excepti
             try:
                 con.execute(f"set {setting} = ?", [os.environ[env]])
             except duckdb.Error as exc:
-                raise error(f"{env}={os.environ[env]!r} is not a valid DuckDB {setting}: {one_line(exc)}") from None
+                raise error(resource_setting_message(env, setting, exc)) from None

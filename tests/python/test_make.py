@@ -15,7 +15,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from conftest import DBT, REPO, dbt_env
+from conftest import DBT, REPO, dbt_env, run_dbt
 
 SUPPORTED = {(3, 11), (3, 12), (3, 13)}
 
@@ -95,6 +95,28 @@ def test_make_passes_on_no_setting_of_its_own(tmp_path):
         duckdb_default = con.execute("select current_setting('threads')").fetchone()[0]
     assert int(row["duckdb_threads"]) == duckdb_default == cores(), (row, duckdb_default)
     assert int(row["dbt_threads"]) == 2, row
+
+
+def test_a_duckdb_setting_duckdb_refuses_is_named_in_one_line(raw_dir, tmp_path, monkeypatch):
+    """DUCKDB_MEMORY_LIMIT and DUCKDB_THREADS go to DuckDB when dbt opens the warehouse. A value
+    DuckDB refuses fails the run in one line that names the variable and what it takes, before
+    any warehouse file is made."""
+    db = tmp_path / "w.duckdb"
+    result = run_dbt(["run", "-s", "warehouse_build_info"], raw_dir, db, tmp_path / "work", check=False,
+                     DUCKDB_MEMORY_LIMIT="lots")
+    assert result.returncode != 0
+    assert "Traceback" not in result.output, result.output[-3000:]
+    line = next((line for line in result.output.splitlines() if "DUCKDB_MEMORY_LIMIT='lots'" in line), None)
+    assert line and "Set DUCKDB_MEMORY_LIMIT to a size such as 1GB" in line, result.output[-3000:]
+    assert not list(tmp_path.glob("w.duckdb*"))
+
+    # the same check for the other variable (the export gives the same message)
+    from preftools.warehouse import invalid_resource_setting
+    monkeypatch.delenv("DUCKDB_MEMORY_LIMIT", raising=False)
+    monkeypatch.setenv("DUCKDB_THREADS", "many")
+    assert "DUCKDB_THREADS='many' is not a valid DuckDB threads" in invalid_resource_setting()
+    monkeypatch.setenv("DUCKDB_THREADS", "2")
+    assert invalid_resource_setting() is None
 
 
 def test_install_makes_preftools_importable_from_anywhere(tmp_path):
