@@ -72,7 +72,7 @@ def test_make_passes_on_no_setting_of_its_own(tmp_path):
     """make exports neither paths nor thread counts: dbt renders the same profile under make as
     without it (test_any_directory.py: the two share one parse). Threads: DuckDB's default (every
     core) and 2 models at once (profiles.yml's Jinja cannot count cores; more models at once share
-    the one 1GB DuckDB memory_limit)."""
+    the one 1GB DuckDB memory_limit, which the build has, with insertion order not preserved)."""
     config = make_config()
     assert config["DUCKDB_THREADS"].startswith("unset") and config["DBT_THREADS"] == "2", config
     assert (config["RAW_DATA_DIR"], config["DUCKDB_PATH"], config["EXPORT_DIR"]) == (
@@ -86,7 +86,9 @@ def test_make_passes_on_no_setting_of_its_own(tmp_path):
         env.pop(name, None)
     proc = subprocess.run(
         [DBT, "--quiet", "show", "--output", "json", "--inline",
-         "select current_setting('threads') as duckdb_threads, {{ target.threads }} as dbt_threads"],
+         "select current_setting('threads') as duckdb_threads, {{ target.threads }} as dbt_threads,"
+         " current_setting('memory_limit') as memory_limit,"
+         " current_setting('preserve_insertion_order') as preserve_insertion_order"],
         cwd=REPO, env=env, capture_output=True, text=True, timeout=300,
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -95,6 +97,10 @@ def test_make_passes_on_no_setting_of_its_own(tmp_path):
         duckdb_default = con.execute("select current_setting('threads')").fetchone()[0]
     assert int(row["duckdb_threads"]) == duckdb_default == cores(), (row, duckdb_default)
     assert int(row["dbt_threads"]) == 2, row
+    # the profile's other settings reach DuckDB too (given when dbt opens the warehouse)
+    with duckdb.connect(config={"memory_limit": "1GB"}) as con:
+        one_gb = con.execute("select current_setting('memory_limit')").fetchone()[0]
+    assert row["memory_limit"] == one_gb and row["preserve_insertion_order"] in (False, "false"), row
 
 
 def test_a_duckdb_setting_duckdb_refuses_is_named_in_one_line(raw_dir, tmp_path, monkeypatch):
@@ -103,7 +109,7 @@ def test_a_duckdb_setting_duckdb_refuses_is_named_in_one_line(raw_dir, tmp_path,
     any warehouse file is made."""
     db = tmp_path / "w.duckdb"
     result = run_dbt(["run", "-s", "warehouse_build_info"], raw_dir, db, tmp_path / "work", check=False,
-                     DUCKDB_MEMORY_LIMIT="lots")
+                     share_parse=False, DUCKDB_MEMORY_LIMIT="lots")  # on db itself: no file made there
     assert result.returncode != 0
     assert "Traceback" not in result.output, result.output[-3000:]
     line = next((line for line in result.output.splitlines() if "DUCKDB_MEMORY_LIMIT='lots'" in line), None)
