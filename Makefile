@@ -30,10 +30,14 @@ check_python = $(if $(filter $(SUPPORTED_PYTHONS),$(1)),,$(error PYTHON=$(PYTHON
 check-python:
 	$(call check_python,$(python_version))@echo "PYTHON=$(PYTHON) (Python $(python_version)) is supported"
 
+# uv (pinned in requirements.txt, installed first by pip) installs the pins: the same packages as
+# pip, about four times faster, and compiles their bytecode on every core (a run's imports need it:
+# a Python that writes no .pyc would otherwise compile dbt on every run).
 $(BIN)/.installed: requirements.txt
 	$(call check_python,$(python_version))
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check $$(grep '^uv==' requirements.txt)
+	$(BIN)/uv pip install --quiet --python $(BIN)/python --compile-bytecode -r requirements.txt
 	touch $@
 
 # preftools itself, editable: dbt loads its plugin (profiles.yml) and `python -m preftools.*` runs
