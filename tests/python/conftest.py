@@ -18,16 +18,16 @@ import hashlib
 import json
 import os
 import shutil
-import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
 import pytest
 
+import forked_dbt
+
 REPO = Path(__file__).resolve().parents[2]
-DBT = str(Path(sys.executable).parent / "dbt")
+DBT = forked_dbt.DBT
 
 # Small enough for a quick build, large enough that every planted quirk occurs.
 TEST_SCALE = float(os.environ.get("TEST_SCALE", "0.01"))
@@ -99,7 +99,7 @@ def run_dbt(args: list[str], raw_dir, duckdb_path, work_dir: Path, check: bool =
     args = with_registry(args, raw_dir)
     with _shared_parse(args, Path(duckdb_path), work_dir, extra_env, share_parse) as db:
         env = dbt_env(raw_dir, db, work_dir, **extra_env)
-        proc = subprocess.run([DBT, *args], cwd=REPO, env=env, capture_output=True, text=True)
+        proc = forked_dbt.run(args, env, REPO)
     result = DbtResult(proc.returncode, proc.stdout, proc.stderr)
     if check and proc.returncode != 0:
         raise AssertionError(f"dbt {' '.join(args)} failed:\n{result.output[-8000:]}")

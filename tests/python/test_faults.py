@@ -70,6 +70,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+import forked_dbt
 from conftest import DBT, REPO, DbtResult, dbt_env, with_registry
 from preftools import export as ex
 from preftools.contract import DATASETS, DATASETS_BY_KEY
@@ -495,8 +496,7 @@ class Lane:
         copy_db(source, self.db)
 
     def run(self, args=("build",), work: Path | None = None, timeout: float = RUN_TIMEOUT) -> DbtResult:
-        proc = subprocess.run([DBT, *with_registry(list(args), self.raw)], cwd=REPO, env=self.env(work),
-                              capture_output=True, text=True, timeout=timeout)
+        proc = forked_dbt.run(with_registry(list(args), self.raw), self.env(work), REPO, timeout=timeout)
         return DbtResult(proc.returncode, ANSI.sub("", proc.stdout), ANSI.sub("", proc.stderr))
 
     def start(self, args=("build",), **faults: str) -> Proc:
