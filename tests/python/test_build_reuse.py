@@ -170,7 +170,7 @@ def only_file(folder: Path) -> Path:
 @pytest.mark.slow
 def test_unchanged_data_reuses_everything_and_equals_the_first_build(warehouse, tmp_path):
     db = copy_db(warehouse.path, tmp_path / "again.duckdb")  # another file name: a copied warehouse
-    run_dbt(["build"], warehouse.raw_dir, db, tmp_path / "work", share_parse=False)  # dbt sees the name
+    run_dbt(["build"], warehouse.raw_dir, db, tmp_path / "work", share_parse=False, artifacts=True)  # dbt sees the name
     res = results(tmp_path / "work")
     man = manifest(tmp_path / "work")
     views = models_materialized(man, ("view",))
@@ -220,7 +220,7 @@ def test_changed_files_give_the_fresh_build_and_reuse_the_rest(warehouse, tmp_pa
     new_raw = raw
 
     reused_db = copy_db(old_db, tmp_path / "reused.duckdb")
-    run_dbt(["build"], new_raw, reused_db, tmp_path / "work_reused")
+    run_dbt(["build"], new_raw, reused_db, tmp_path / "work_reused", artifacts=True)
     fresh_db = tmp_path / "fresh.duckdb"  # for its relations: no tests (they make none)
     run_dbt(["build", "--exclude-resource-type", "test", "unit_test"], new_raw, fresh_db, tmp_path / "work_fresh")
     assert differences(fresh_db, reused_db) == []
@@ -258,7 +258,7 @@ def test_changed_sql_rebuilds_the_model_and_its_descendants_only(warehouse, tmp_
     # rated entries) and into warehouse_build_info
     # models and unit tests (their compiled code is the model's SQL over fixtures), no data tests
     run_dbt(["build", "--exclude", "resource_type:test", "--vars", "{random_seed: 4242}"],
-            warehouse.raw_dir, db, tmp_path / "work")
+            warehouse.raw_dir, db, tmp_path / "work", artifacts=True)
     man = manifest(tmp_path / "work")
     res = results(tmp_path / "work")
     tables = models_materialized(man) - ALWAYS_BUILT
@@ -283,7 +283,7 @@ def test_changed_sql_rebuilds_the_model_and_its_descendants_only(warehouse, tmp_
         con.execute("update meta.dbt_build_reuse set fingerprint = 'duckdb v0.0.0, dbt 0.0.0' where unique_id = 'engine'")
     parsed = "model.preference_warehouse.int_ultrafeedback__completions_parsed"
     upgraded = run_dbt(["build", "--select", "int_ultrafeedback__completions_parsed", "--exclude", "resource_type:test"],
-                       warehouse.raw_dir, db, tmp_path / "work_engine")
+                       warehouse.raw_dir, db, tmp_path / "work_engine", artifacts=True)
     assert "build_reuse: the warehouse was built with duckdb v0.0.0, dbt 0.0.0, this is duckdb v" in upgraded.output
     res = results(tmp_path / "work_engine")
     assert {u.split(".")[0] for u in res if not u.startswith("operation.")} == {"model", "unit_test"}
@@ -307,7 +307,7 @@ def test_a_failing_test_is_not_skipped_next_time(warehouse, tmp_path):
     # reuse off: the test runs on the planted row, fails, and its failure is recorded
     # (rever_summary: a table nothing changed, whose tests pass)
     first = run_dbt(["test", "-s", "rever_pairs", "rever_summary", "--vars", "{reuse_unchanged: false}"],
-                    warehouse.raw_dir, db, tmp_path / "work1", check=False)
+                    warehouse.raw_dir, db, tmp_path / "work1", check=False, artifacts=True)
     assert first.returncode != 0
     assert '"main"."rever_pairs" was changed outside dbt' in first.output, first.output[-3000:]
     res1 = results(tmp_path / "work1")
@@ -319,7 +319,8 @@ def test_a_failing_test_is_not_skipped_next_time(warehouse, tmp_path):
     with duckdb.connect(str(db), read_only=True) as con:
         assert sorted(con.execute(compiled).fetchall()) == [("NULL in source", 2), ("duplicate (id)", 1)]
     # reuse on: the failed test runs again and still fails; the passing ones are reused
-    second = run_dbt(["test", "-s", "rever_pairs", "rever_summary"], warehouse.raw_dir, db, tmp_path / "work2", check=False)
+    second = run_dbt(["test", "-s", "rever_pairs", "rever_summary"], warehouse.raw_dir, db, tmp_path / "work2", check=False,
+                     artifacts=True)
     assert second.returncode != 0
     res2 = results(tmp_path / "work2")
     assert res2[checks_test] == {"status": "fail", "reused": False}
@@ -340,7 +341,7 @@ def test_a_view_replaced_outside_dbt_is_created_again(warehouse, tmp_path):
     with duckdb.connect(str(db)) as con:
         built = con.execute(columns, [schema, view]).fetchall()
         con.execute(f"create or replace view {schema}.{view} as select 1 as replaced")
-    result = run_dbt(["run", "-s", view], warehouse.raw_dir, db, tmp_path / "work")
+    result = run_dbt(["run", "-s", view], warehouse.raw_dir, db, tmp_path / "work", artifacts=True)
     assert f'"{schema}"."{view}" was changed outside dbt' in result.output, result.output[-3000:]
     assert results(tmp_path / "work")[f"model.preference_warehouse.{view}"] == {"status": "success", "reused": False}
     with duckdb.connect(str(db), read_only=True) as con:

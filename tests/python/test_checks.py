@@ -57,7 +57,7 @@ def test_each_rule_fails_on_its_planted_fault_and_nothing_else(warehouse, tmp_pa
         con.execute("delete from main.code_ultrafeedback_prompts"
                     " where prompt_id = (select min(prompt_id) from main.code_ultrafeedback_prompts)")
     result = run_dbt(["test", "-s", "test_name:checks", "--vars", "{reuse_unchanged: false}"],
-                     warehouse.raw_dir, db, tmp_path / "work", check=False)
+                     warehouse.raw_dir, db, tmp_path / "work", check=False, artifacts=True)
     assert result.returncode != 0
     run = json.loads((tmp_path / "work" / "target" / "run_results.json").read_text())["results"]
     by_model = {r["unique_id"].split(".")[2].removeprefix("checks_"): r for r in run

@@ -358,7 +358,7 @@ def test_replace_block_keeps_the_rest():
 def project_manifest(tmp_path_factory) -> dict:
     """`dbt parse` of this project (default target and vars) into a temporary target path."""
     work = tmp_path_factory.mktemp("dag_parse")
-    run_dbt(["parse"], REPO / "sample_data", work / "parse.duckdb", work)
+    run_dbt(["parse"], REPO / "sample_data", work / "parse.duckdb", work, artifacts=True)
     return json.loads((work / "target" / "manifest.json").read_text())
 
 

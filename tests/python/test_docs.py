@@ -30,7 +30,7 @@ def _blank(text) -> bool:
 def docs(warehouse) -> tuple[dict, dict]:
     # The build's own target folder: dbt parses partially from its partial_parse.msgpack (a fresh
     # folder would mean a full parse, ~45 s more).
-    run_dbt(["docs", "generate"], warehouse.raw_dir, warehouse.path, warehouse.work_dir)
+    run_dbt(["docs", "generate"], warehouse.raw_dir, warehouse.path, warehouse.work_dir, artifacts=True)
     target = warehouse.work_dir / "target"
     manifest = json.loads((target / "manifest.json").read_text(encoding="utf-8"))
     catalog = json.loads((target / "catalog.json").read_text(encoding="utf-8"))
