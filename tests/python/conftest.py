@@ -66,6 +66,11 @@ def dbt_env(raw_dir: Path | str, duckdb_path: Path | str, work_dir: Path, **extr
 # mixture): the session build registers them, so every mart includes the five extra datasets.
 REGISTRY_VARS: dict = __import__("yaml").safe_load((REPO / "examples" / "extra_datasets.yml").read_text())
 
+# `dbt build` of a test's own raw data (rows planted, files converted): the models and their data
+# tests. The unit tests check the models' SQL on their own fixed rows, whatever the raw data: the
+# session build (the `warehouse` fixture) runs them; each scenario build would run them again.
+SCENARIO_BUILD = ["build", "--exclude-resource-type", "unit_test"]
+
 
 def with_registry(args: list[str], raw_dir) -> list[str]:
     """``args`` with the example registry (REGISTRY_VARS) merged into its ``--vars`` when

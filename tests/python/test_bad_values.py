@@ -18,7 +18,7 @@ import duckdb
 import pyarrow as pa
 import pytest
 
-from conftest import generate_raw, run_dbt
+from conftest import SCENARIO_BUILD, generate_raw, run_dbt
 from preftools.contract import DATASETS_BY_KEY
 from preftools.generate.writer import count_rows, read_file, write_file
 
@@ -88,7 +88,7 @@ def faulty(tiny_raw, tmp_path_factory):
     edit_rows(raw, "rever_judge", judge)
     edit_rows(raw, "rever_rubric", rubric)
     db = work / "wh.duckdb"
-    result = run_dbt(["build"], raw, db, work, check=False)
+    result = run_dbt(SCENARIO_BUILD, raw, db, work, check=False)
     return raw, db, result
 
 
@@ -179,7 +179,7 @@ def test_build_only_the_datasets_you_have(tmp_path):
     shutil.rmtree(raw / "RLHFlow")
     shutil.rmtree(raw / "OpenRubrics")
     db = tmp_path / "wh.duckdb"
-    run_dbt(["build", "--vars", "{datasets: [ultrafeedback]}"], raw, db, tmp_path)
+    run_dbt([*SCENARIO_BUILD, "--vars", "{datasets: [ultrafeedback]}"], raw, db, tmp_path)
     assert rows(db, "select distinct dataset from preference_pairs") == [("ultrafeedback",)]
     assert {k for (k,) in rows(db, "select distinct dataset_key from row_accounting")} == {"ultrafeedback"}
     tables = {t for (t,) in rows(db, "select table_name from information_schema.tables where table_schema = 'main'")}

@@ -29,7 +29,7 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from conftest import REPO, Warehouse, run_dbt
+from conftest import REPO, SCENARIO_BUILD, Warehouse, run_dbt
 
 pytestmark = pytest.mark.slow
 
@@ -245,7 +245,7 @@ def build_extra_warehouse(session_raw: Path, work: Path) -> Warehouse:
     """`dbt build` with the entries and the mixture on the assembled raw folder."""
     raw = assemble_raw(session_raw, work / "raw")
     db = work / "warehouse.duckdb"
-    run_dbt(["build", "--vars", json.dumps(BUILD_VARS)], raw, db, work / "build")
+    run_dbt([*SCENARIO_BUILD, "--vars", json.dumps(BUILD_VARS)], raw, db, work / "build")
     return Warehouse(db, raw, work / "build")
 
 

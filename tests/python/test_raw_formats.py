@@ -20,7 +20,7 @@ import duckdb
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import run_dbt
+from conftest import SCENARIO_BUILD, run_dbt
 from preftools import contract as C
 from preftools.hub_layout import local_data_files, read_table
 
@@ -117,7 +117,7 @@ def test_json_and_other_layouts_build_the_same_warehouse(warehouse, tmp_path):
     for key, files in written.items():
         assert [f.path for f in local_data_files(C.DATASETS_BY_KEY[key].repo_dir(copy))] == files
     db = tmp_path / "warehouse.duckdb"
-    run_dbt(["build"], copy, db, tmp_path / "work")
+    run_dbt(SCENARIO_BUILD, copy, db, tmp_path / "work")
 
     con = duckdb.connect()
     con.execute(f"attach '{warehouse.path}' as parquet_build (read_only)")

@@ -31,7 +31,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import REPO, Warehouse, run_dbt
+from conftest import REPO, SCENARIO_BUILD, Warehouse, run_dbt
 from preftools import export as ex
 from preftools.contract import DATASETS_BY_KEY
 
@@ -84,7 +84,7 @@ def planted(raw_dir, tmp_path_factory) -> Warehouse:
     plant_rows_without_a_pair(rows)
     pq.write_table(pa.Table.from_pylist(rows, schema=DATASETS_BY_KEY["ultrafeedback"].schema), path)
     db = work / "warehouse.duckdb"
-    run_dbt(["build"], raw, db, work)  # the data tests of the contract run here too
+    run_dbt(SCENARIO_BUILD, raw, db, work)  # the data tests of the contract run here too
     return Warehouse(db, raw, work)
 
 
