@@ -179,7 +179,7 @@ def test_build_only_the_datasets_you_have(tmp_path):
     shutil.rmtree(raw / "RLHFlow")
     shutil.rmtree(raw / "OpenRubrics")
     db = tmp_path / "wh.duckdb"
-    run_dbt([*SCENARIO_BUILD, "--vars", "{datasets: [ultrafeedback]}"], raw, db, tmp_path)
+    run_dbt(["build", "--vars", "{datasets: [ultrafeedback]}"], raw, db, tmp_path)  # as a user types it: unit tests too
     assert rows(db, "select distinct dataset from preference_pairs") == [("ultrafeedback",)]
     assert {k for (k,) in rows(db, "select distinct dataset_key from row_accounting")} == {"ultrafeedback"}
     tables = {t for (t,) in rows(db, "select table_name from information_schema.tables where table_schema = 'main'")}
