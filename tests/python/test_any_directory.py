@@ -167,10 +167,10 @@ def test_a_failed_input_check_creates_and_changes_nothing(project, scratch, tmp_
     creates none either. A relative DUCKDB_PATH is the project's, whatever the current directory."""
     empty = tmp_path / "empty"
     empty.mkdir()
-    target = tmp_path / "target"  # the project's own target/ stays as `make build` left it
-    target.mkdir()  # starting from the project's saved parse, as dbt in the project would
-    shutil.copy2(project / "target" / "partial_parse.msgpack", target)
-    target = str(target)
+    # a target/ of its own (the project's stays as `make build` left it), from the project's saved parse
+    (tmp_path / "target").mkdir()
+    shutil.copy2(project / "target" / "partial_parse.msgpack", tmp_path / "target")
+    target = str(tmp_path / "target")
     warehouse = project / "warehouse.duckdb"
     digest = sha256(warehouse)
     existing = run([DBT, "build", *elsewhere(project)], scratch, RAW_DATA_DIR=str(empty), DBT_TARGET_PATH=target)
