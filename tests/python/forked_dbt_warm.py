@@ -18,20 +18,16 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def warm() -> None:
-    saved_env, saved_cwd = dict(os.environ), os.getcwd()
+    # nothing is restored after: the forkserver runs nothing else, and each forked run sets its
+    # own environment and directory first (forked_dbt._dbt_main)
     with tempfile.TemporaryDirectory(prefix="dbt-warm-") as tmp:
         os.environ.update(DBT_PROFILES_DIR=str(REPO), DUCKDB_PATH=str(Path(tmp, "warehouse.duckdb")),
                           DBT_TARGET_PATH=str(Path(tmp, "target")), DBT_LOG_PATH=str(Path(tmp, "logs")),
                           DBT_LOG_LEVEL_FILE="none", DBT_WRITE_JSON="false")
         os.chdir(REPO)
-        try:
-            from dbt.cli.main import dbtRunner
+        from dbt.cli.main import dbtRunner
 
-            dbtRunner().invoke(["--quiet", "parse"])
-        finally:
-            os.chdir(saved_cwd)
-            os.environ.clear()
-            os.environ.update(saved_env)
+        dbtRunner().invoke(["--quiet", "parse"])
 
 
 warm()
