@@ -51,8 +51,9 @@ install: $(BIN)/.installed-preftools
 build: install
 	$(BIN)/dbt build
 
-# --durations: the slowest tests, printed at the end (where the suite's time goes)
-test: install lint
+# --durations: the slowest tests, printed at the end (where the suite's time goes). The suite
+# runs `make lint` too (tests/python/test_lint.py), beside its other tests.
+test: install
 	$(BIN)/python -m pytest -n $(NPROC) --dist loadfile --no-loadscope-reorder -m "not spark and not clients" --durations=25
 
 # sqlfluff's dbt templater opens the profile's DuckDB file and holds its write lock while it

@@ -277,7 +277,7 @@ def warehouse(raw_dir, tmp_path_factory) -> Warehouse:
 # keep pytest's order.
 FIRST_MODULES = [
     "test_faults.py", "test_any_directory.py", "test_build_reuse.py", "test_bad_values.py", "test_raw_inputs.py",
-    "test_raw_contract.py", "test_training_contract.py", "test_raw_formats.py", "test_bench_smoke.py", "test_determinism.py", "test_everyday.py",
+    "test_raw_contract.py", "test_training_contract.py", "test_raw_formats.py", "test_lint.py", "test_bench_smoke.py", "test_determinism.py", "test_everyday.py",
     "test_make.py", "test_code_ultrafeedback.py", "test_provenance.py", "test_ultrafeedback.py",
     "test_rever.py", "test_accounting.py", "test_export.py", "test_sentiment_reuse.py", "test_docs.py",
 ]

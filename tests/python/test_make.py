@@ -1,6 +1,6 @@
 """The Makefile and the profile on a new machine (issue 16): which Python `make build` uses and
 what it says about an unsupported one, the settings make leaves to the profile, preftools
-installed into the venv, and a `make lint` that never opens the user's warehouse."""
+installed into the venv (`make lint`: test_lint.py)."""
 
 from __future__ import annotations
 
@@ -134,14 +134,3 @@ def test_install_makes_preftools_importable_from_anywhere(tmp_path):
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert Path(proc.stdout.strip()) == REPO / "preftools" / "dbt_lock_check.py"
-
-
-def test_lint_never_opens_the_warehouse(tmp_path):
-    """`make lint` while another process holds the warehouse for writing (a build, a notebook)."""
-    warehouse = tmp_path / "warehouse.duckdb"
-    with duckdb.connect(str(warehouse)) as holder:  # the write lock, held for the whole lint
-        holder.execute("create table t as select 1 as x")
-        proc = make("lint", "LINT_PATHS=models/meta/warehouse_build_info.sql", env={"DUCKDB_PATH": str(warehouse)},
-                    timeout=300)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    assert "locked" not in proc.stdout + proc.stderr
