@@ -18,6 +18,7 @@ import hashlib
 import json
 import os
 import shutil
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -70,6 +71,16 @@ REGISTRY_VARS: dict = __import__("yaml").safe_load((REPO / "examples" / "extra_d
 # tests. The unit tests check the models' SQL on their own fixed rows, whatever the raw data: the
 # session build (the `warehouse` fixture) runs them; each scenario build would run them again.
 SCENARIO_BUILD = ["build", "--exclude-resource-type", "unit_test"]
+
+
+def run_make(*args: str, env: dict | None = None, timeout: int = 120) -> subprocess.CompletedProcess:
+    """``make -s <args>`` in the repo, without the settings a user's shell or `make test` may carry
+    (the Makefile's own defaults apply), plus ``env``."""
+    base = {k: v for k, v in os.environ.items()
+            if k not in ("PYTHON", "VENV", "MAKEFLAGS", "MFLAGS", "DUCKDB_THREADS", "DBT_THREADS", "RAW_DATA_DIR",
+                         "DUCKDB_PATH", "EXPORT_DIR", "LINT_PATHS")}
+    return subprocess.run(["make", "-s", "--no-print-directory", *args], cwd=REPO, env={**base, **(env or {})},
+                          capture_output=True, text=True, timeout=timeout)
 
 
 def with_registry(args: list[str], raw_dir) -> list[str]:

@@ -6,25 +6,21 @@ more CPU than it saves wall time here."""
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
 
 import duckdb
 import pytest
 
-from conftest import REPO
+from conftest import run_make
 
 pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
 
 
 def test_make_lint_passes_and_never_opens_the_warehouse(tmp_path):
     warehouse = tmp_path / "warehouse.duckdb"
-    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "LINT_PATHS")}
     with duckdb.connect(str(warehouse)) as holder:  # the write lock, held for the whole lint
         holder.execute("create table t as select 1 as x")
-        proc = subprocess.run(["make", "-s", "--no-print-directory", "lint", "NPROC=1"], cwd=REPO,
-                              env={**env, "DUCKDB_PATH": str(warehouse)}, capture_output=True, text=True, timeout=600)
+        proc = run_make("lint", "NPROC=1", env={"DUCKDB_PATH": str(warehouse)}, timeout=600)
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-3000:]
     assert "locked" not in proc.stdout + proc.stderr
     assert "All Finished" in proc.stdout + proc.stderr

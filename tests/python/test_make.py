@@ -15,23 +15,15 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from conftest import DBT, REPO, dbt_env, run_dbt
+from conftest import DBT, REPO, dbt_env, run_dbt, run_make
 
 SUPPORTED = {(3, 11), (3, 12), (3, 13)}
 
 pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
 
 
-def make(*args: str, env: dict | None = None, timeout: int = 120) -> subprocess.CompletedProcess:
-    base = {k: v for k, v in os.environ.items()
-            if k not in ("PYTHON", "VENV", "MAKEFLAGS", "MFLAGS", "DUCKDB_THREADS", "DBT_THREADS", "RAW_DATA_DIR",
-                         "DUCKDB_PATH", "EXPORT_DIR")}
-    return subprocess.run(["make", "-s", "--no-print-directory", *args], cwd=REPO, env={**base, **(env or {})},
-                          capture_output=True, text=True, timeout=timeout)
-
-
 def make_config(**env: str) -> dict[str, str]:
-    proc = make("config", env=env)
+    proc = run_make("config", env=env)
     assert proc.returncode == 0, proc.stderr
     return dict(line.split("=", 1) for line in proc.stdout.splitlines() if "=" in line)
 
@@ -59,7 +51,7 @@ def test_default_python_is_a_supported_one():
 def test_unsupported_python_is_refused_in_one_line(tmp_path, version):
     python = str(tmp_path / "no-such-python") if version == "missing" else str(fake_python(tmp_path, version))
     venv = tmp_path / "venv"
-    proc = make("install", f"VENV={venv}", f"PYTHON={python}")
+    proc = run_make("install", f"VENV={venv}", f"PYTHON={python}")
     assert proc.returncode != 0
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1, proc.stderr
@@ -128,7 +120,7 @@ def test_a_duckdb_setting_duckdb_refuses_is_named_in_one_line(raw_dir, tmp_path,
 def test_install_makes_preftools_importable_from_anywhere(tmp_path):
     """`make install` installs preftools editable: the venv's Python (and dbt's plugin) import this
     checkout's code from any directory."""
-    assert "--editable ." in make("-n", "-W", "pyproject.toml", "install").stdout
+    assert "--editable ." in run_make("-n", "-W", "pyproject.toml", "install").stdout
     proc = subprocess.run([sys.executable, "-c", "import preftools.dbt_lock_check as m; print(m.__file__)"],
                           cwd=tmp_path, env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
                           capture_output=True, text=True, timeout=60)
