@@ -85,7 +85,7 @@ FETCH_DIR := $(if $(filter environment command line,$(origin RAW_DATA_DIR)),$(RA
 fetch: install
 	$(BIN)/python -m preftools.fetch --raw-data-dir $(FETCH_DIR) $(FETCH_ARGS)
 
-# Full-scale benchmark (issue 7): generates seed 42 at SCALE (default 1.0) once into benchmarks/cache/,
+# Full-scale benchmark: generates seed 42 at SCALE (default 1.0) once into benchmarks/cache/,
 # then times the scan floor, `dbt build`, the plain-Python reference, the peer (benchmarks/peer.sql + VADER
 # on every core), a rebuild, the reference's marts alone; checks the reference's and the peer's outputs
 # equal the marts, prints a table and the targets, writes benchmarks/results/*.json.
@@ -108,7 +108,7 @@ publish: install
 report: install
 	$(BIN)/python -m preftools.report --out $(or $(OUT),reports/audit_report.html)
 
-# Apache Spark (issue 10): the same models through dbt-spark's session method (a local Spark in
+# Apache Spark: the same models through dbt-spark's session method (a local Spark in
 # the dbt process; needs Java 17). test-spark builds the bundled sample on DuckDB and with
 # --target spark, then compares every mart row for row (tests/python/test_spark.py).
 .PHONY: install-spark test-spark
@@ -121,7 +121,7 @@ install-spark: $(BIN)/.installed-spark
 test-spark: install-spark
 	PYSPARK_PYTHON=$(CURDIR)/$(BIN)/python $(BIN)/python -m pytest tests/python/test_spark.py -m spark -v -s
 
-# The same build on a Spark standalone cluster (issue 18): a master and two workers as separate
+# The same build on a Spark standalone cluster: a master and two workers as separate
 # processes on 127.0.0.1 (pyspark's spark-class, free ports, printed), this dbt as the driver
 # (--target spark_cluster), every mart compared with a DuckDB build; the cluster is stopped whatever
 # happens (tests/python/test_spark_cluster.py). Sized for 2 cores / 24 GiB: per worker 1 core and
@@ -135,7 +135,7 @@ test-spark-cluster: install-spark
 clean:
 	rm -rf target logs dbt_packages warehouse.duckdb warehouse.duckdb.wal
 
-# The real clients on the exports (issue 13): datasets + TRL's DPOTrainer and RewardTrainer on a
+# The real clients on the exports: datasets + TRL's DPOTrainer and RewardTrainer on a
 # tiny random model. TRL pulls torch (several GB): its own requirements file, never in make build.
 .PHONY: install-clients test-clients
 $(BIN)/.installed-clients: requirements-clients.txt $(BIN)/.installed

@@ -1,4 +1,4 @@
-"""Bad values at a chosen rate (issue 17): ``python -m preftools.generate --bad-rate 0.01``.
+"""Bad values at a chosen rate: ``python -m preftools.generate --bad-rate 0.01``.
 
 After the generator has written the five datasets, :func:`plant` rewrites their files with
 every kind of bad value the tests plant by hand (tests/python/test_bad_values.py, the hand-made

@@ -197,7 +197,7 @@ CODE_ULTRAFEEDBACK_PREFERENCES = (
 )
 
 
-# --- The representation rule (issue 17) ---------------------------------------------------
+# --- The representation rule ------------------------------------------------------------
 #
 # Files written by different tools store the same values in different Arrow types. The build
 # reads them with DuckDB, so the rule is stated on the types DuckDB reads (as

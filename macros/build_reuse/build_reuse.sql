@@ -1,4 +1,4 @@
-{#- Reuse of unchanged nodes (issue 14): a `dbt build` on unchanged inputs does not recompute
+{#- Reuse of unchanged nodes: a `dbt build` on unchanged inputs does not recompute
     what it built before. DuckDB only: on Spark none of these macros is called (the hooks in
     dbt_project.yml test target.type first; the materialization overrides in
     materializations.sql are declared for adapter='duckdb').

@@ -1,6 +1,7 @@
 """The README and the pages of docs/: the README stays a first screen that links every page, the
-user docs carry no project history (issue numbers, commit ids), and every relative link lands on
-a file that exists (and, for a Markdown page, on a heading it has)."""
+user docs (and the descriptions `dbt docs` and the warehouse's comments show) carry no project
+history (issue numbers, commit ids), and every relative link lands on a file that exists (and,
+for a Markdown page, on a heading it has)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,13 @@ COMMIT_ID = re.compile(r"(?<![\w-])(?=[0-9a-f]*[0-9])(?=[0-9a-f]*[a-f])[0-9a-f]{
 
 def pages() -> list[Path]:
     return [README, *sorted(DOCS.glob("*.md"))]
+
+
+def descriptions() -> list[Path]:
+    """Where the models', columns' and seeds' descriptions are written: the schema files and the
+    docs blocks (dbt docs shows them; the build stores them as the warehouse's comments)."""
+    models = REPO / "models"
+    return sorted([*models.rglob("*.yml"), *models.rglob("*.md"), *(REPO / "seeds").rglob("*.yml")])
 
 
 def prose(text: str) -> str:
@@ -62,7 +70,7 @@ def test_readme_is_a_first_screen():
         f"README.md has {len(lines)} lines (at most {MAX_README_LINES}): move reference text to docs/")
 
 
-@pytest.mark.parametrize("path", pages(), ids=lambda p: str(p.relative_to(REPO)))
+@pytest.mark.parametrize("path", pages() + descriptions(), ids=lambda p: str(p.relative_to(REPO)))
 def test_no_project_history(path):
     """User docs describe the project as it is: no issue numbers, no commit ids."""
     text = path.read_text(encoding="utf-8")
