@@ -96,16 +96,18 @@ def test_report_is_complete(bench):
     assert all(n > 0 for n in steps["peer_sql"]["details"]["rows"].values())
     assert steps["peer_vader"]["details"]["workers"] == os.cpu_count()
     assert steps["peer_vader"]["details"]["rows"][peer.SENTIMENT_OUTPUT] > 0
-    # the targets: 1, 3, 4 and 7 measured in this run, 5 not (no rebuild here)
+    # the targets, numbered as in the issue that set them: 1-4 and 7 measured in this run, 5 and 6
+    # not (no rebuild, no make test here)
     targets = saved["summary"]["targets"]
-    assert sorted({t["target"] for t in targets}) == [1, 3, 4, 5, 7]
+    assert sorted({t["target"] for t in targets}) == [1, 2, 3, 4, 5, 6, 7]
 
     def figure(number: int, word: str = "") -> float | None:
         (target,) = [t for t in targets if t["target"] == number and word in t["what"]]
         return target["figure"]
 
-    assert figure(1, "wall") == pytest.approx(steps["build"]["wall_seconds"] / steps["peer"]["wall_seconds"], rel=1e-3)
-    assert figure(1, "CPU") == pytest.approx(steps["build"]["cpu_seconds"] / steps["peer"]["cpu_seconds"], rel=1e-3)
+    assert figure(1) == 0  # no check of the peer's or the reference's outputs differs
+    assert figure(2, "wall") == pytest.approx(steps["build"]["wall_seconds"] / steps["peer"]["wall_seconds"], rel=1e-3)
+    assert figure(2, "CPU") == pytest.approx(steps["build"]["cpu_seconds"] / steps["peer"]["cpu_seconds"], rel=1e-3)
     assert figure(3) == pytest.approx(steps["same_work"]["wall_seconds"] / steps["peer"]["wall_seconds"], rel=1e-3)
     # target 4: the sentiment model run alone, after its table was dropped (every critique scored)
     alone = steps["sentiment_alone"]["details"]
@@ -113,7 +115,7 @@ def test_report_is_complete(bench):
     assert set(alone["model_seconds"]) == {"int_ultrafeedback__critique_sentiment_scores"}
     sentiment = alone["model_seconds"]["int_ultrafeedback__critique_sentiment_scores"]
     assert figure(4) == pytest.approx(sentiment / steps["peer_vader"]["wall_seconds"], rel=1e-3)
-    assert figure(5) is None
+    assert figure(5) is None and figure(6) is None
     assert figure(7) == pytest.approx(max(steps[k]["peak_rss_bytes"] for k in ("build", "sentiment_alone", "same_work"))
                                       / 1024**3,
                                       abs=1e-3)
@@ -254,27 +256,39 @@ def test_targets_from_the_steps_of_one_run():
         "sentiment_alone": _step("sentiment alone", 13.0, 20.0,
                                  model_seconds={"int_ultrafeedback__critique_sentiment_scores": 11.0}),
         "same_work": _step("same work", 18.0, 30.0, peak=int(2.5 * 1024**3)),
+        "make_test": _step("make test", 290.0, 500.0),
     }
-    targets = summarize(steps)["targets"]
+    checks = [{"check": "a", "ok": True}, {"check": "b", "ok": True}]
+    peer_checks = [{"check": "a", "ok": True}, {"check": "c", "ok": False}]
+    targets = summarize(steps, checks=checks, peer_checks=peer_checks)["targets"]
     by = {(t["target"], t["what"].split(", ")[-1]): t for t in targets}
-    assert by[(1, "wall")]["figure"] == 2.0 and by[(1, "wall")]["met"]  # 30 / 15, limit 2.0
-    assert by[(1, "CPU")]["figure"] == pytest.approx(60 / 28, abs=1e-4) and not by[(1, "CPU")]["met"]
+    (checked,) = [t for t in targets if t["target"] == 1]
+    assert checked["figure"] == 1 and not checked["met"]  # one check differs, limit none
+    assert format_target(checked).startswith("target 1: 1 checks (<= 0 checks) not met")
+    assert [t for t in summarize(steps, checks=checks, peer_checks=peer_checks[:1])["targets"]
+            if t["target"] == 1][0]["met"]
+    assert by[(2, "wall")]["figure"] == 2.0 and by[(2, "wall")]["met"]  # 30 / 15, limit 2.0
+    assert by[(2, "CPU")]["figure"] == pytest.approx(60 / 28, abs=1e-4) and not by[(2, "CPU")]["met"]
     assert by[(3, "wall")]["figure"] == 1.2 and by[(3, "wall")]["met"]  # 18 / 15, limit 1.3
     assert by[(4, "wall")]["figure"] == 1.1 and by[(4, "wall")]["met"]  # 11 / 10, limit 1.1
     assert by[(5, "wall")]["figure"] == 12.0 and not by[(5, "wall")]["met"]  # 12 s, limit 10 s
+    (suite,) = [t for t in targets if t["target"] == 6]
+    assert suite["figure"] == 290.0 and suite["met"]  # 290 s, limit 300 s
     (rss,) = [t for t in targets if t["target"] == 7]
     assert rss["figure"] == 2.5 and not rss["met"]  # the largest dbt step, same_work
-    assert format_target(by[(1, "wall")]).startswith("target 1: 2.00x (<= 2.00x, aim 1.50x) met")
+    assert format_target(by[(2, "wall")]).startswith("target 2: 2.00x (<= 2.00x, aim 1.50x) met")
     assert format_target(by[(5, "wall")]).startswith("target 5: 12.00 s (<= 10.00 s) not met")
 
     steps["peer_vader"] = _step("peer vader", 10.0, 20.0, rc=1)
     steps["peer"] = _step("peer", 15.0, 28.0, rc=1)
     del steps["build_unchanged"]
     steps["sentiment_alone"] = _step("sentiment alone", 13.0, 20.0, rc=1)
-    targets = summarize(steps)["targets"]
+    steps["make_test"] = _step("make test", 290.0, 500.0, rc=2)  # fast, but not green
+    targets = summarize(steps, checks=checks, peer_checks=peer_checks[:1])["targets"]
     unmeasured = [t for t in targets if t["figure"] is None]
-    # 7 too: a dbt step (the sentiment model alone) failed, so its peak RSS is not a figure
-    assert {t["target"] for t in unmeasured} == {1, 3, 4, 5, 7} and not any(t["met"] for t in unmeasured)
+    # 1: the peer failed, so its checks say nothing; 7 too: a dbt step (the sentiment model
+    # alone) failed, so its peak RSS is not a figure
+    assert {t["target"] for t in unmeasured} == {1, 2, 3, 4, 5, 6, 7} and not any(t["met"] for t in unmeasured)
     assert "not measured" in format_target(unmeasured[0])
 
 
