@@ -5,6 +5,10 @@
 -- and whether the row yields a preference pair (has_pair) or why not (no_pair_reason):
 -- preference_pairs takes the first, rejects_ultrafeedback the second. The training columns
 -- (prompt, chosen, rejected, margin) are filled on the rows with a pair only.
+-- Built after ultrafeedback_completion_scores, never beside it: the two write the UltraFeedback
+-- texts, and side by side they share DuckDB's one memory_limit (1GB by default) with too little
+-- to spare; a run at scale 1.0 failed out of memory that way (benchmarks/README.md).
+-- depends_on: {{ ref('ultrafeedback_completion_scores') }}
 {%- set has_pair = 'coalesce(picks.score_best_rated > picks.score_random_response_for_best_rated, false)' %}
 
 with
