@@ -263,7 +263,7 @@ def test_targets_from_the_steps_of_one_run():
     targets = summarize(steps, checks=checks, peer_checks=peer_checks)["targets"]
     by = {(t["target"], t["what"].split(", ")[-1]): t for t in targets}
     (checked,) = [t for t in targets if t["target"] == 1]
-    assert checked["figure"] == 1 and not checked["met"]  # one check differs, limit none
+    assert checked["figure"] == 1 and not checked["met"]  # one check differs, limit 0
     assert format_target(checked).startswith("target 1: 1 checks (<= 0 checks) not met")
     assert [t for t in summarize(steps, checks=checks, peer_checks=peer_checks[:1])["targets"]
             if t["target"] == 1][0]["met"]
