@@ -229,12 +229,6 @@ def code_row_chunks(bank: TextBank, seed: int, n_rows: int, text_factor: float,
         ]
 
 
-def code_rows(bank: TextBank, seed: int, n_rows: int, text_factor: float) -> tuple[list[dict], dict]:
-    """The coseal rows (as dicts in the schema's shape) and the counts of their planted quirks."""
-    rows = [row for chunk in code_row_chunks(bank, seed, n_rows, text_factor, max(1, n_rows)) for row in chunk]
-    return rows, _stats(rows)
-
-
 # ======================================================================================
 # RLHFlow's processing script
 # ======================================================================================
