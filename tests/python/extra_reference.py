@@ -1,6 +1,8 @@
 """The expected warehouse contents for the extra datasets (the `extra_datasets` registry),
-computed in plain Python from the raw files and the team's shared spec (the rules in
-/tmp/spec/extra_spec.md, restated in the docstrings below), never from the SQL.
+computed in plain Python from the raw files and the rules a user of the registry reads: the
+shapes, pairing, checks and mixture of docs/extra-datasets.md and the column descriptions of
+``preference_pairs`` (models/marts/cross_dataset/_cross_dataset__models.yml), restated in the
+docstrings below; never from the SQL.
 
 Raw files are listed with ``preftools.registry.data_files(entry, raw_dir)`` (the Hub's rule,
 restricted to the entry's config and splits) and read with ``conftest.raw_file_rows`` (pyarrow or
@@ -20,7 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-# The columns of main.preference_pairs that the reference computes (score_kind is not in the spec).
+# The columns of main.preference_pairs that the reference computes (all but score_kind, a label made
+# from the entry's shape and score_range).
 PAIR_COLUMNS = (
     "dataset", "split", "pair_id", "source", "prompt_id", "prompt", "chosen", "rejected", "margin",
     "chosen_model", "rejected_model", "chosen_score", "rejected_score", "score_margin",
