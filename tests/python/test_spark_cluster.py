@@ -202,13 +202,15 @@ def test_cluster_left_no_process(builds):
     assert builds.leftover == [], f"processes of the Spark cluster still running: {builds.leftover}"
 
 
-def test_executor_python_lacks_vader():
-    """The executors' interpreter has no vaderSentiment of its own (else the test below proves
-    nothing about shipping it)."""
-    probe = subprocess.run([EXECUTOR_PYTHON, "-c", "import vaderSentiment"], capture_output=True,
-                           env={"PATH": "/usr/bin:/bin"}, cwd="/")
-    if probe.returncode == 0:
-        pytest.skip(f"{EXECUTOR_PYTHON} has vaderSentiment installed: set SPARK_CLUSTER_PYTHON to one without it")
+def test_executor_python_lacks_vader(tmp_path):
+    """The executors' interpreter, in the daemons' environment (StandaloneCluster.env) and an
+    empty working directory, cannot import vaderSentiment: else the build's VADER step on the
+    cluster and the test below prove nothing about shipping it in the archive."""
+    probe = subprocess.run([EXECUTOR_PYTHON, "-c", "import vaderSentiment"], capture_output=True, text=True,
+                           env=StandaloneCluster(tmp_path).env(), cwd=tmp_path)
+    assert probe.returncode != 0 and "No module named 'vaderSentiment'" in probe.stderr, (
+        f"{EXECUTOR_PYTHON} imports vaderSentiment without the shipped archive (exit {probe.returncode}, "
+        f"{probe.stderr.strip()[-500:]!r}): set SPARK_CLUSTER_PYTHON to a Python without it")
 
 
 def test_vader_archive_reached_every_executor(builds):
