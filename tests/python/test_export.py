@@ -404,11 +404,10 @@ BUILT_IN_DATASETS = ("ultrafeedback", "code_ultrafeedback", "rever")
 
 def test_preference_pairs_rows_pass_a_trl_check(exported, marts, con):
     """One split per dataset for the training pairs and one `<dataset>_flagged` split for the
-    pairs an integrity check flags (issue 13); every row in TRL's explicit-prompt form: prompt =
+    pairs an integrity check flags; every row in TRL's explicit-prompt form: prompt =
     messages up to the last user turn, chosen/rejected = one assistant turn each. (make
     test-clients runs TRL itself on these files.)"""
-    if "preference_pairs" not in marts:
-        pytest.skip("main.preference_pairs is not in the warehouse yet (issue 6 model not built)")
+    assert "preference_pairs" in marts, f"main.preference_pairs is not in the warehouse: {marts}"
     splits = mart_files(exported, "preference_pairs")
     datasets_in_table = [r[0] for r in con.execute(
         "select distinct dataset from main.preference_pairs order by 1").fetchall()]
@@ -531,8 +530,7 @@ def test_every_card_is_in_the_manifest_and_names_the_written_splits(exported, ma
 def test_datasets_loads_the_splits_the_card_names(exported, marts, hf_env):
     import datasets
 
-    if "preference_pairs" not in marts:
-        pytest.skip("main.preference_pairs is not in the warehouse")
+    assert "preference_pairs" in marts, f"main.preference_pairs is not in the warehouse: {marts}"
     manifest = json.loads((exported / "manifest.json").read_text())
     cache = str(hf_env / "cards")
     pairs = datasets.load_dataset(str(exported / "preference_pairs"), cache_dir=cache)
@@ -565,11 +563,8 @@ def test_card_licence_and_sources_follow_the_registry(exported, marts, con):
         "rejects_code_ultrafeedback_standard": ["code_ultrafeedback_standard"],
     }
     reg.update({e["dataset_key"]: e for e in entries})
-    checked = 0
+    assert set(expected_keys) <= set(marts), f"not in the warehouse: {sorted(set(expected_keys) - set(marts))}"
     for mart, keys in expected_keys.items():
-        if mart not in marts:
-            continue
-        checked += 1
         front = card_front_matter(exported / mart / "README.md")
         body = (exported / mart / "README.md").read_text(encoding="utf-8")
         assert sorted(front["source_datasets"]) == sorted(reg[k]["hub_id"] for k in keys), mart
@@ -579,7 +574,6 @@ def test_card_licence_and_sources_follow_the_registry(exported, marts, con):
             assert f"| {k} | [{reg[k]['hub_id']}](https://huggingface.co/datasets/{reg[k]['hub_id']}) | {reg[k]['license']} |" in body
         if "other" in licenses:
             assert "no licence on the dataset card" in body and "license: other" in body, mart
-    assert checked >= 4
     # Training tables get the tags and a TRL block; an audit table does not.
     pairs = card_front_matter(exported / "preference_pairs" / "README.md")
     assert {"preference", "dpo", "rlhf"} <= set(pairs["tags"])
@@ -598,8 +592,7 @@ def test_card_describes_the_columns_from_the_catalog(exported, con):
     types = dict(duck_columns(con, "preference_pairs"))
     for column, duck_type in types.items():  # every column is listed with its type
         assert f"| `{column}` | `{duck_type}` |" in body, column
-    if not comments:
-        pytest.skip("the warehouse has no column comments yet (dbt persist_docs not enabled): nothing to find in the card")
+    assert comments, "main.preference_pairs has no column comments (dbt's persist_docs): the card has none to show"
     for column, comment in comments:
         # one line, pipes escaped, and `<` escaped so the Hub's Markdown renderer does not take
         # `<dataset>_flagged` for an HTML tag and hide it
@@ -609,8 +602,8 @@ def test_card_describes_the_columns_from_the_catalog(exported, con):
     (table_comment,) = con.execute(
         "select comment from duckdb_tables() where schema_name = 'main' and table_name = 'preference_pairs'"
     ).fetchone()
-    if table_comment:
-        assert table_comment.strip().replace("<", "&lt;") in body
+    assert table_comment, "main.preference_pairs has no table comment (dbt's persist_docs)"
+    assert table_comment.strip().replace("<", "&lt;") in body
 
 
 def test_card_provenance(exported, warehouse, con):
