@@ -19,7 +19,7 @@ export DBT_PROFILES_DIR := $(CURDIR)
 # pytest workers and sqlfluff processes: one per core
 NPROC := $(shell nproc 2>/dev/null || getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
 
-.PHONY: install build test lint docs dag generate fetch export publish report bench clean config check-python
+.PHONY: install build test lint docs generate fetch export publish report bench clean config check-python
 
 # One line, no traceback, when PYTHON is missing or a version the pins do not install on.
 comma := ,
@@ -64,12 +64,6 @@ lint: install
 
 docs: install
 	$(BIN)/dbt docs generate
-
-# The DAG picture in CONTRIBUTING.md (the Mermaid block between <!-- dag:start --> and
-# <!-- dag:end -->), from the manifest of a fresh `dbt parse` (default target and vars).
-dag: install
-	$(BIN)/dbt --quiet parse
-	$(BIN)/python -m preftools.dag --manifest $${DBT_TARGET_PATH:-target}/manifest.json --write CONTRIBUTING.md
 
 # Generated data (seed 42, SCALE default 1.0 = upstream sizes) goes to data/generated unless
 # RAW_DATA_DIR is set in the environment or on the command line (never into the bundled sample).

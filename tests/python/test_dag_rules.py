@@ -1,6 +1,6 @@
-"""preftools.dag_rules (dbt-project-evaluator's rules, offline) and preftools.dag (the Mermaid
-picture in CONTRIBUTING.md): each rule on small hand-made manifests, one that breaks it and one
-that does not; then both on the real project's manifest (`dbt parse` into a temporary target)."""
+"""preftools.dag_rules (dbt-project-evaluator's rules, offline): each rule on small hand-made
+manifests, one that breaks it and one that does not; then the real project's manifest (`dbt parse`
+into a temporary target)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from preftools import dag, dag_rules
+from preftools import dag_rules
 from preftools.dag_rules import Config, check, hard_coded_references_in
 
 from conftest import REPO, run_dbt
@@ -327,31 +327,6 @@ def test_cli_prints_one_line_per_violation_and_exits_1(tmp_path, capsys):
     assert dag_rules.main(["--manifest", str(tmp_path / "missing.json")]) == 2
 
 
-# ---------------------------------------------------------------------------- the picture
-
-def test_mermaid_layers_edges_and_no_tests():
-    m = manifest(SRC, STG, seed("registry"), model("int_orders_ranked", deps=[STG[0]]),
-                 model("orders", deps=[uid("int_orders_ranked"), "seed.proj.registry"]),
-                 model("rpt_orders", deps=[uid("orders")]), exposure("report", [uid("rpt_orders")]),
-                 pk_tests(uid("orders")))
-    text = dag.mermaid(m)
-    assert text.startswith("```mermaid\nflowchart LR\n") and text.endswith("```\n")
-    layers = [line.split('"')[1] for line in text.splitlines() if line.lstrip().startswith("subgraph")]
-    assert layers == ["sources", "seeds", "staging", "intermediate", "marts", "reporting", "exposures"]
-    assert "  src_src_orders --> m_stg_src__orders" in text
-    assert "  m_rpt_orders --> exp_report" in text
-    assert "unique_orders_id" not in text and "not_null" not in text
-    assert dag.mermaid(m) == text  # stable
-
-
-def test_replace_block_keeps_the_rest():
-    text = f"before\n{dag.START}\nold\n{dag.END}\nafter\n"
-    assert dag.replace_block(text, "new\n") == f"before\n{dag.START}\nnew\n{dag.END}\nafter\n"
-    assert dag.current_block(dag.replace_block(text, "new\n")) == "new\n"
-    with pytest.raises(ValueError):
-        dag.replace_block("no markers", "x")
-
-
 # ---------------------------------------------------------------------------- the real project
 
 @pytest.fixture(scope="module")
@@ -362,7 +337,7 @@ def project_manifest(tmp_path_factory) -> dict:
     return json.loads((work / "target" / "manifest.json").read_text())
 
 
-# Violations still open (issue 15), each with why it is not fixed yet. The test fails on any
+# Violations still open, each with why it is not fixed yet. The test fails on any
 # violation not listed here AND on a listed one that no longer occurs (then delete its line), so
 # the list can only shrink.
 KNOWN_VIOLATIONS = {
@@ -406,8 +381,3 @@ def test_project_follows_the_evaluator_rules(project_manifest):
     fixed = sorted(KNOWN_VIOLATIONS - found.keys())
     assert fixed == [], f"no longer violated, delete from KNOWN_VIOLATIONS: {fixed}"
 
-
-def test_contributing_dag_is_current(project_manifest):
-    text = (REPO / "CONTRIBUTING.md").read_text(encoding="utf-8")
-    assert dag.current_block(text) == dag.mermaid(project_manifest), \
-        "CONTRIBUTING.md's DAG diagram is stale: run `make dag`"
