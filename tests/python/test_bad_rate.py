@@ -27,6 +27,8 @@ from preftools.generate import generate
 SCALE = 0.002
 RATE = 0.01
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def planted_build(tmp_path_factory):
