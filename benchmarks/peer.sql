@@ -11,9 +11,9 @@
 --
 -- and sets the variable `random_seed` (the warehouse's var random_seed). The output tables
 -- (uf_completions, uf_prompts, code_published, code_quarantine, code_corrected,
--- rever_trajectories, rever_pairs) are then written to Parquet. The rules are those of the
--- issues and of the docs in models/docs/; the VADER sentiment is the other half of the peer
--- (`python -m benchmarks.peer vader`).
+-- rever_trajectories, rever_pairs) are then written to Parquet. The rules are those the marts
+-- document (docs/marts.md, the doc blocks in models/docs/); the VADER sentiment is the other half
+-- of the peer (`python -m benchmarks.peer vader`).
 
 -- A raw row's key, as the warehouse documents it: md5 of '<dataset>:<file name without its
 -- format suffix>:<row in the file>'.

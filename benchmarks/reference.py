@@ -1,10 +1,12 @@
 """Reference implementation for the benchmark: the computations of the warehouse, written the
-way the upstream dataset scripts are (the RLHFlow script in ../shared/seeds/002_*.txt): read
-the raw Parquet with pyarrow, turn rows into Python dicts, loop and compute in Python.
+way the upstream dataset scripts are (the RLHFlow script that made
+RLHFlow/CodeUltraFeedback-standard): read the raw Parquet with pyarrow, turn rows into Python
+dicts, loop and compute in Python.
 
 It is the "what a user would otherwise write" side of ``make bench`` and the independent
-side of its honesty check: every rule below is written from the issue text (issues 3, 4, 5),
-not from the dbt models, and ``benchmarks.run`` compares its outputs with the marts.
+side of its honesty check: every rule below is written from the rules as the marts document
+them (docs/marts.md, the doc blocks in models/docs/), not from the dbt models' SQL, and
+``benchmarks.run`` compares its outputs with the marts.
 
 Computed (one Parquet file per output under ``--out``):
 
@@ -172,11 +174,12 @@ UNSET = object()  # `rating` before the script's first annotation loop has assig
 
 
 def published_script_row(example: dict, prompt_id: str, rating: Any = UNSET) -> tuple[list[dict], Any, str | None]:
-    """The RLHFlow script's loop body for one coseal row (../shared/seeds/002_*.txt), line for
-    line. ``rating`` is the script's variable as the previous rows left it (the stale-variable
-    bug spans rows: a row with no annotations tests the previous row's last rating).
+    """The RLHFlow script's loop body for one coseal row, line for line (its bugs: the doc block
+    ``stale_variable_bug`` in models/docs/_shared.md). ``rating`` is the script's variable as the
+    previous rows left it (the stale-variable bug spans rows: a row with no annotations tests the
+    previous row's last rating).
     Returns (the pairs it appends, ``rating`` after the row, the exception it raises or None);
-    a row that raises appends nothing: the issue sends it to quarantine instead of crashing."""
+    a row that raises appends nothing: the warehouse sends it to quarantine instead of crashing."""
     data = []
     try:
         prompt = example["instruction"]
@@ -243,7 +246,7 @@ def code_ultrafeedback(raw_dir: Path, whole_rows: bool = False) -> tuple[list[di
         prompt_id = prompt_key("code_ultrafeedback", source_file, source_row)
         n_responses += len(example["responses"] or [])
 
-        # --- the published script, line for line (../shared/seeds/002_*.txt)
+        # --- the published script, line for line
         row_pairs, rating, error = published_script_row(example, prompt_id, rating)
         if error is not None:
             quarantine.append({"prompt_id": prompt_id, "reason": error})

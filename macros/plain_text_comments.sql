@@ -5,7 +5,7 @@
     dbt-duckdb 1.11's (dbt looks in the root project first): the same comments, in one statement
     after one look at the relation's columns, where dbt's runs a statement for the relation,
     one for the columns, and looks at the columns twice. A fresh build runs it for every model,
-    so the extra statements were a measurable share of a small build (benchmarks/README.md).
+    so the extra statements were a measurable share of a small build.
     On Spark it is not called. -#}
 
 {#- Markdown to plain text: headings' leading #s, **bold**, *emphasis* and `code` ticks removed,

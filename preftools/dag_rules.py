@@ -81,7 +81,7 @@ class Excepted:
 
 EXCEPTIONS: tuple[Excepted, ...] = (
     Excepted("model_naming_conventions", model_type="marts",
-             reason="the mart names are a public interface fixed by the issues (exports, Hub datasets)"),
+             reason="the mart names are a public interface (exports, Hub datasets)"),
     Excepted("sources_without_freshness",
              reason="the raw data are static snapshots of Hub datasets, not loaded continuously"),
 )
