@@ -1,7 +1,7 @@
 """The README and the pages of docs/: the README stays a first screen that links every page, the
-user docs (and the descriptions `dbt docs` and the warehouse's comments show) carry no project
-history (issue numbers, commit ids), and every relative link lands on a file that exists (and,
-for a Markdown page, on a heading it has)."""
+user docs (with CONTRIBUTING.md, the benchmark's page, and the descriptions `dbt docs` and the
+warehouse's comments show) carry no project history (issue numbers, commit ids), and every relative
+link lands on a file that exists (and, for a Markdown page, on a heading it has)."""
 
 from __future__ import annotations
 
@@ -28,6 +28,11 @@ COMMIT_ID = re.compile(r"(?<![\w-])(?=[0-9a-f]*[0-9])(?=[0-9a-f]*[a-f])[0-9a-f]{
 
 def pages() -> list[Path]:
     return [README, *sorted(DOCS.glob("*.md"))]
+
+
+def other_pages() -> list[Path]:
+    """Pages for contributors and for users of the benchmark, held to the same rules."""
+    return [REPO / "CONTRIBUTING.md", REPO / "benchmarks" / "README.md"]
 
 
 def descriptions() -> list[Path]:
@@ -70,7 +75,7 @@ def test_readme_is_a_first_screen():
         f"README.md has {len(lines)} lines (at most {MAX_README_LINES}): move reference text to docs/")
 
 
-@pytest.mark.parametrize("path", pages() + descriptions(), ids=lambda p: str(p.relative_to(REPO)))
+@pytest.mark.parametrize("path", pages() + other_pages() + descriptions(), ids=lambda p: str(p.relative_to(REPO)))
 def test_no_project_history(path):
     """User docs describe the project as it is: no issue numbers, no commit ids."""
     text = path.read_text(encoding="utf-8")
@@ -79,7 +84,7 @@ def test_no_project_history(path):
     assert found == [], f"{path.relative_to(REPO)}: {found}"
 
 
-@pytest.mark.parametrize("path", pages(), ids=lambda p: str(p.relative_to(REPO)))
+@pytest.mark.parametrize("path", pages() + other_pages(), ids=lambda p: str(p.relative_to(REPO)))
 def test_relative_links_point_to_existing_files(path):
     broken = []
     for target in relative_links(path):
