@@ -1,4 +1,4 @@
-"""Row accounting (issue 15): every raw row is kept or rejected, once, and the check of that
+"""Row accounting: every raw row is kept or rejected, once, and the check of that
 can fail.
 
 - The raw side of the balance is the raw files' own row counts (read here with pyarrow's footer

@@ -1,4 +1,4 @@
-"""Bad values, partial inputs and failed builds (issue 8): the build never loses or invents a row.
+"""Bad values, partial inputs and failed builds: the build never loses or invents a row.
 
 Each test plants its faults in a small generated raw dir, builds, and checks the outcome: the
 build succeeds and the fault is counted and visible (rejects, flags, integrity rows), with the

@@ -1,4 +1,4 @@
-"""Reuse of unchanged nodes in `dbt build` (issue 14, macros/build_reuse/).
+"""Reuse of unchanged nodes in `dbt build` (macros/build_reuse/).
 
 A build into a warehouse that already holds a build skips every table model, view model, seed
 and passing data or unit test whose inputs did not change (their run result says REUSED) and

@@ -1,12 +1,13 @@
-"""CodeUltraFeedback (issue 4): the published RLHFlow script reproduced, the corrected pairs,
-and the audits, checked against Python written from the dataset card and the issue.
+"""CodeUltraFeedback: the published RLHFlow script reproduced, the corrected pairs, and the
+audits, checked against Python written from the dataset card and the rules the marts document
+(docs/marts.md, the doc blocks in models/docs/).
 
 * ``published_script`` is this file's own transcription of the card's script (dataset card
   002), run over the raw coseal Parquet in the order ``load_dataset`` reads it (files by name,
   then row). The card's script has no error handling; where it would raise, the row's pairs
   are dropped and the run goes on (``rating`` keeps the value the failing row assigned).
-* ``corrected_pairs`` is the corrected rule of the issue, written independently.
-* ``expected_reasons`` names each difference between the two from the issue's list.
+* ``corrected_pairs`` is the corrected rule, written independently.
+* ``expected_reasons`` names each difference between the two by its documented reason.
 
 Two datasets: the session's generated raw data (``warehouse``), and a small hand-made raw
 dataset with the corner cases the generator does not plant (two files, a stale rating across
@@ -144,12 +145,12 @@ def public(pair: dict) -> dict:
 
 
 # ----------------------------------------------------------------------------------------
-# The corrected rule (issue 4), written independently
+# The corrected rule, written independently
 # ----------------------------------------------------------------------------------------
 def corrected_pairs(ds: list[dict], failures: list[dict]) -> list[dict]:
     """Every unordered pair of two responses (positions) whose models both have a rating in
     "1".."5" (a model's last annotation) and different ratings; the higher is chosen. In the
-    training format (issue 13): prompt [user], chosen/rejected [assistant], margin = rating
+    training format: prompt [user], chosen/rejected [assistant], margin = rating
     difference / 4; flagged `duplicate_model` when either model answers twice in the row and
     `quarantined` (the mart adds the reason) when the published script raises on the row."""
     failed = {(f["source_file"], f["source_row"]) for f in failures}
@@ -201,7 +202,7 @@ def first_positions(example: dict) -> dict:
 
 
 def expected_reasons(ds, script_data, failures, rating_at_test, corrected) -> dict:
-    """{(row, low position, high position): (status, reason)} from the issue's reasons."""
+    """{(row, low position, high position): (status, reason)} from the documented reasons."""
     by_row = {(e["source_file"], e["source_row"]): e for e in ds}
     failed = {(f["source_file"], f["source_row"]) for f in failures}
     published = {}
@@ -340,7 +341,7 @@ def check_summary(wh: Warehouse, published_rows, script_data, corrected, failure
 
 def check_prompts(wh: Warehouse, ds: list[dict], script_data: list[dict], corrected: list[dict]) -> None:
     """Per raw row: the pair counts under both logics, whether it yields a corrected pair and,
-    if not, why (issue 15: the first of no responses, no annotations, fewer than two responses
+    if not, why (the first of no responses, no annotations, fewer than two responses
     with a 1..5 rating, all those ratings equal)."""
     n_corrected = Counter(p["row"] for p in corrected)
     n_script = Counter(p["_row"] for p in script_data)

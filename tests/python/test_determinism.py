@@ -1,4 +1,4 @@
-"""Deterministic numbers (issue 17): the same raw data and random_seed, built with different
+"""Deterministic numbers: the same raw data and random_seed, built with different
 DuckDB thread counts, give bit-identical marts (and intermediate tables) and bit-identical
 exported files. One side is the session build (DuckDB's default: a thread per core), the other
 a build of the same raw data with one thread (four on a one-core machine).

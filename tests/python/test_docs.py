@@ -1,4 +1,4 @@
-"""Docs coverage (issue 9 "Documentation"): `dbt docs generate` runs on the session warehouse, and
+"""Docs coverage: `dbt docs generate` runs on the session warehouse, and
 every model, seed, snapshot and source in target/manifest.json has a description, and every column
 that the models really have (target/catalog.json, read from the built tables) has a non-empty
 description in the manifest. The assertion lists every offender.

@@ -1,4 +1,4 @@
-"""Everyday use (issue 16): audits are views any SQL client can select from, descriptions are in
+"""Everyday use: audits are views any SQL client can select from, descriptions are in
 the DuckDB catalog, and `dbt build --select +<mart>` works from an empty warehouse."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Fault injection (issue 17): processes killed at chosen points, corrupt raw files, two programs
+"""Fault injection: processes killed at chosen points, corrupt raw files, two programs
 on one warehouse, full disks. After each fault the warehouse opens, nothing is half-written, the
 message is one clear line, and a rerun recovers.
 

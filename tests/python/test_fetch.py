@@ -469,7 +469,7 @@ def _wrapped_connect_error():
 
 
 # --------------------------------------------------------------------------------------------
-# provenance: fetch.lock.json, --revision DATASET=REV, --lock FILE (issue 16)
+# provenance: fetch.lock.json, --revision DATASET=REV, --lock FILE
 
 
 def _read_lock(raw: Path) -> dict:

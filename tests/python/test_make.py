@@ -1,4 +1,4 @@
-"""The Makefile and the profile on a new machine (issue 16): which Python `make build` uses and
+"""The Makefile and the profile on a new machine: which Python `make build` uses and
 what it says about an unsupported one, the settings make leaves to the profile, preftools
 installed into the venv (`make lint`: test_lint.py)."""
 

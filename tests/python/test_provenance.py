@@ -1,4 +1,4 @@
-"""Provenance from the Hub to the export (issue 16).
+"""Provenance from the Hub to the export.
 
 `make fetch` (preftools.fetch) writes ``$RAW_DATA_DIR/fetch.lock.json`` with each dataset's commit;
 ``dbt build`` copies the commits into ``meta.warehouse_build_info.raw_revisions``

@@ -1,4 +1,4 @@
-"""The representation-tolerant raw contract (issue 17).
+"""The representation-tolerant raw contract.
 
 Files written by different tools store the same values in different Arrow types. The rule
 (preftools/contract.py, generated into macros/raw_contract.sql, applied by

@@ -1,6 +1,6 @@
-"""Bad raw inputs fail early, with one clear line per problem (issue 8: missing inputs,
+"""Bad raw inputs fail early, with one clear line per problem (missing inputs,
 schema drift, quoting); extra columns and column order don't matter. Other representations of
-the same values, and the generated contract macro: test_raw_contract.py (issue 17)."""
+the same values, and the generated contract macro: test_raw_contract.py."""
 
 from __future__ import annotations
 

@@ -1,11 +1,11 @@
-"""The audit report (issue 9 "Audit report"): `python -m preftools.report` writes one
+"""The audit report: `python -m preftools.report` writes one
 self-contained HTML file from the session warehouse; it loads nothing from the network, carries
 each chart's data, and renders in headless Chromium (a screenshot that is not blank, and the
 vega-embed SVG of every chart in the DOM). A mart that was not built gives a "not built" note,
 never a crash; a missing warehouse, or one without any mart, is refused in one line.
 
 The charts' data is checked against the warehouse where it is a mart's own row, and against an
-independent computation from the raw files (rules written from the issues' text) where the
+independent computation from the raw files (rules written from the marts' docs) where the
 report aggregates: the UltraFeedback score grid, the best-rated/best-overall
 disagreement by source, the ReVeR tool-call rates and pair counts, the CodeUltraFeedback
 published pair count.

@@ -1,6 +1,6 @@
 """ReVeR marts against an independent Python reading of the raw Parquet files.
 
-The rules come from issue 5 and the dataset card, re-implemented here with the ``json`` and
+The rules come from the marts' docs and the dataset card, re-implemented here with the ``json`` and
 ``re`` modules (not from the SQL): the verdict is the JSON of the LAST <judge> block of the
 last assistant message, in a list shape (bare or under any single key) or a map keyed by
 rubric_id; a response's score is the number of satisfied Hard Rules plus the mean Principle

@@ -1,4 +1,4 @@
-"""The VADER scores are reused between builds (issue 14) without changing any result.
+"""The VADER scores are reused between builds without changing any result.
 
 int_ultrafeedback__critique_sentiment_scores reads the scores of its previous build and scores
 only the critiques it has not seen. A build into a warehouse built on other raw data (the

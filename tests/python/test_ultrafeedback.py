@@ -1,7 +1,7 @@
-"""UltraFeedback (issue 3): the marts against an independent Python implementation of the
-issue's rules, computed from the raw Parquet files with pyarrow.
+"""UltraFeedback: the marts against an independent Python implementation of the documented
+rules (docs/marts.md, the models' docs), computed from the raw Parquet files with pyarrow.
 
-Rules (from the issue, not from the SQL):
+Rules (from the docs, not from the SQL):
 * an aspect Rating is an int when it is exactly "1".."5", else None; a value other than
   "1".."5" and "N/A" (None included) is an invalid rating;
 * average_rating = mean of the non-None ratings, None when there is none;
@@ -230,8 +230,7 @@ def test_curated_picks(raw, curated):
 
 def test_curated_margin_and_flags(raw, curated):
     """margin = (best rated - its alternate) / 4 on the 1..5 scale, in (0, 1], on a training pair
-    and NULL on every other row; a side of the picks with an invalid aspect Rating is flagged
-    (issue 13)."""
+    and NULL on every other row; a side of the picks with an invalid aspect Rating is flagged."""
     n_flagged = 0
     for key, rec in raw.items():
         row, comps = curated[key], rec["completions"]
