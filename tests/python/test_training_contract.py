@@ -1,5 +1,5 @@
 """One training contract, true on every table offered for training (preference_pairs,
-ultrafeedback_curated, code_ultrafeedback_pairs, and rever_pairs' kept pairs):
+ultrafeedback_curated, code_ultrafeedback_pairs):
 
 * ``prompt``, ``chosen``, ``rejected`` and ``margin`` are non-NULL exactly on the rows that are
   training pairs (``has_pair``; every row of a table without that column), and a pair's margin
@@ -8,12 +8,10 @@ ultrafeedback_curated, code_ultrafeedback_pairs, and rever_pairs' kept pairs):
   and its dataset card, and that filter applied to the table's export gives the ``<dataset>``
   training split of preference_pairs, row for row.
 
-The warehouse is built on the session's generated data (which repeats UltraFeedback and
-CodeUltraFeedback rows byte for byte, and ReVeR pairs UltraFeedback pairs) with UltraFeedback
-rows planted where both picks exist but make no pair (every completion rated the same, an
-unrated alternate, no rating at all, a tie whose completions carry an invalid rating), the rows
-a filter on ``chosen is not None`` used to let through, and a row repeated byte for byte whose
-alternate is forced (so its two copies make the same pair: one copy is a ``duplicate_pair``). The snippets are run as written, extracted from the
+The warehouse is built on the session's generated data with UltraFeedback rows planted where
+both picks exist but make no pair (every completion rated the same, an unrated alternate, no
+rating at all, a tie whose completions carry an invalid rating), the rows a filter on
+``chosen is not None`` used to let through. The snippets are run as written, extracted from the
 Markdown (README.md, docs/*.md and the exported cards), with the real ``datasets`` library; only ``trl`` is
 replaced by a stand-in that does nothing (``make test-clients`` runs the real one). The expected
 rows are read from preference_pairs' split files with pyarrow, never from the snippet.
@@ -58,28 +56,22 @@ def set_ratings(completion: dict, ratings: list[str]) -> None:
         completion["annotations"][aspect]["Rating"] = rating
 
 
-def plant_rows(rows: list[dict]) -> None:
+def plant_rows_without_a_pair(rows: list[dict]) -> None:
     """Four raw rows with two or more completions that yield no pair (independently of the
     random draw): every completion rated the same; one rated and the others all "N/A" (the
-    alternate is unrated); all "N/A"; all the same with an invalid truthfulness Rating. Then a
-    row whose only completion rated below the best is the last one (so that is its alternate,
-    whatever the draw), and a byte-identical copy of it in place of the row after it."""
+    alternate is unrated); all "N/A"; all the same with an invalid truthfulness Rating."""
     plans = [
         lambda i: ["3", "3", "3", "3"],
         lambda i: ["5", "5", "5", "5"] if i == 0 else ["N/A"] * 4,
         lambda i: ["N/A"] * 4,
         lambda i: ["4", "4", "4", "abc"],
-        lambda i: ["1", "1", "1", "1"] if i == 3 else ["5", "5", "5", "5"],
     ]
-    usable = [i for i, r in enumerate(rows) if r["completions"] and len(r["completions"]) >= 2
+    usable = [r for r in rows if r["completions"] and len(r["completions"]) >= 2
               and all(c["annotations"] and all(c["annotations"].values()) for c in r["completions"])]
     assert len(usable) >= len(plans)
-    for i, plan in zip(usable, plans):
-        for k, completion in enumerate(rows[i]["completions"]):
-            set_ratings(completion, plan(k))
-    repeated = usable[len(plans) - 1]
-    assert len(rows[repeated]["completions"]) == 4
-    rows[repeated + 1] = json.loads(json.dumps(rows[repeated]))
+    for row, plan in zip(usable, plans):
+        for i, completion in enumerate(row["completions"]):
+            set_ratings(completion, plan(i))
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +81,7 @@ def planted(raw_dir, tmp_path_factory) -> Warehouse:
     shutil.copytree(raw_dir, raw)
     path = sorted(DATASETS_BY_KEY["ultrafeedback"].data_dir(raw).glob("*.parquet"))[0]  # the first file
     rows = pq.read_table(path).to_pylist()
-    plant_rows(rows)
+    plant_rows_without_a_pair(rows)
     pq.write_table(pa.Table.from_pylist(rows, schema=DATASETS_BY_KEY["ultrafeedback"].schema), path)
     db = work / "warehouse.duckdb"
     run_dbt(SCENARIO_BUILD, raw, db, work)  # the data tests of the contract run here too
