@@ -18,6 +18,17 @@
     {{ return(['ultrafeedback', 'code_ultrafeedback', 'rever']) }}
 {% endmacro %}
 
+{#- The built-in datasets' score scales, as an entry's `score_range` gives a registered one's
+    (macros/margin.sql). ReVeR's rubric score has no fixed scale: each pair's runs from 0 to the
+    highest score its rubric allows (int_rever__pairs.max_possible_score). -#}
+{% macro builtin_score_ranges() %}
+    {{ return({
+        'ultrafeedback': {'score_min': 1, 'score_max': 5, 'score_kind': 'average_rating_1_5'},
+        'code_ultrafeedback': {'score_min': 1, 'score_max': 5, 'score_kind': 'rating_1_5'},
+        'rever': {'score_min': 0, 'score_max': 'max_possible_score', 'score_kind': 'rubric_score'},
+    }) }}
+{% endmacro %}
+
 {#- canonical column keys per shape: (required, optional) -#}
 {% macro extra_shape_columns() %}
     {{ return({

@@ -1,7 +1,10 @@
 -- The corrected pairs: for each raw coseal row, every unordered pair of two responses that
 -- both have a valid integer rating (1..5) and different ratings; chosen is the higher. In the
 -- training format (prompt = [user], chosen/rejected = [assistant]) with a margin and the
--- integrity flags of the pair.
+-- dataset's own checks of the pair (dataset_flags); preference_pairs adds the checks every
+-- dataset gets, and code_ultrafeedback_pairs takes the pair's flags from there.
+{%- set scale = builtin_score_ranges()['code_ultrafeedback'] %}
+
 with
 
 pairs as (
@@ -78,7 +81,7 @@ messages as (
         oriented.chosen_rating,
         oriented.rejected_rating,
         oriented.chosen_rating - oriented.rejected_rating as score_margin,
-        cast(oriented.chosen_rating - oriented.rejected_rating as double) / 4 as margin,
+        {{ margin('oriented.chosen_rating - oriented.rejected_rating', scale.score_min, scale.score_max) }} as margin,
 
         ---------- training format: [user] prompt, [assistant] chosen / rejected
         {{ chat_messages([('user', 'prompts.instruction')]) }} as prompt,
@@ -87,17 +90,14 @@ messages as (
         {{ chat_messages([('assistant',
             list_at('prompts.response_list', 'oriented.rejected_response_index') ~ '.response')]) }} as rejected,
 
-        ---------- integrity of the pair
+        ---------- the dataset's own checks of the pair
         {{ list_concat(
             flag_list([
                 ('chosen_duplicate.model is not null or rejected_duplicate.model is not null', 'duplicate_model'),
             ]),
             "case when quarantine.prompt_id is not null then "
                 ~ make_list(["'quarantined_' || quarantine.quarantine_reason"]) ~ " end"
-        ) }} as integrity_flags,
-        chosen_duplicate.model is not null
-            or rejected_duplicate.model is not null
-            or quarantine.prompt_id is not null as is_flagged
+        ) }} as dataset_flags
 
     from oriented
     inner join prompts

@@ -2,7 +2,7 @@
 -- and transcript entries (one per raw row) and of the rated_completions entries, with
 --   margin        (chosen_score - rejected_score) / the width of the entry's score_range;
 --                 score_margin the difference itself; both NULL for an unscored entry or a NULL score;
---   integrity_flags  the score checks of a scored entry: unparseable_score (a score that is not a
+--   dataset_flags the score checks of a scored entry: unparseable_score (a score that is not a
 --                 number, nor a string holding one) and score_out_of_range. preference_pairs adds
 --                 the checks every dataset gets.
 with
@@ -60,7 +60,6 @@ scored as (
         registry.score_kind,
         registry.pairing,
         chosen_score - rejected_score as score_difference,
-        registry.score_max - registry.score_min as score_width,
         registry.score_min,
         registry.score_max
     from pairs
@@ -97,13 +96,13 @@ final as (
         rejected_score,
         score_kind,
         case when is_scored then score_difference end as score_margin,
-        case when is_scored then score_difference / score_width end as margin,
+        case when is_scored then {{ margin('score_difference', 'score_min', 'score_max') }} end as margin,
 
         ---------- score checks
         case when is_scored then {{ flag_list([
             ('chosen_score is null or rejected_score is null', 'unparseable_score'),
             ('chosen_score not between score_min and score_max or rejected_score not between score_min and score_max', 'score_out_of_range'),
-        ]) }} else {{ empty_string_list() }} end as integrity_flags
+        ]) }} else {{ empty_string_list() }} end as dataset_flags
     from scored
 
 )

@@ -3,6 +3,10 @@
 -- several trajectories of one candidate, the first (file, row number) is used and
 -- n_trajectories tells. Scores are compared Hard Rules first, then Principles; `kept` is the
 -- upstream retention rule (chosen strictly higher), NULL when a side has no score.
+-- rever_pairs adds the pair's integrity flags (preference_pairs'), rever_integrity reads the
+-- counts and preference_pairs the kept pairs.
+{%- set scale = builtin_score_ranges()['rever'] %}
+
 with
 
 trajectories as (
@@ -77,7 +81,8 @@ joined as (
         rejected.principle_mean as rejected_principle_mean,
         chosen.response_score as chosen_score,
         rejected.response_score as rejected_score,
-        -- the highest score the pair's rubric allows: every Hard Rule satisfied, Principle mean 100
+        -- the highest score the pair's rubric allows (the top of its scale): every Hard Rule
+        -- satisfied, Principle mean 100
         greatest(
             chosen.n_hard_rules + case when chosen.n_principles > 0 then cast(100 as double) / 101 else 0 end,
             rejected.n_hard_rules + case when rejected.n_principles > 0 then cast(100 as double) / 101 else 0 end
@@ -154,7 +159,8 @@ final as (
         chosen_score,
         rejected_score,
         chosen_score - rejected_score as score_margin,
-        (chosen_score - rejected_score) / nullif(max_possible_score, 0) as margin,
+        {{ margin('chosen_score - rejected_score', scale.score_min, scale.score_max) }} as margin,
+        max_possible_score,
         decided_by,
         kept,
 

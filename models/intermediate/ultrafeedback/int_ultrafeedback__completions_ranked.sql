@@ -17,7 +17,8 @@ completions as (
         completion_index,
         model,
         average_rating,
-        overall_score
+        overall_score,
+        has_invalid_rating
     from {{ ref('int_ultrafeedback__completions_parsed') }}
 
 ),
@@ -39,6 +40,7 @@ final as (
         model,
         average_rating,
         overall_score,
+        has_invalid_rating,
 
         ---------- picks
         {%- for pick, score in picks %}

@@ -1,6 +1,8 @@
 -- One row per preference pair, the same columns for every dataset, in TRL's explicit-prompt
 -- conversational form (prompt = [user turn(s)], chosen / rejected = [assistant turn(s)]), with a
--- margin comparable across datasets and the integrity checks that flag the pair. `split` is what
+-- margin comparable across datasets and the integrity checks that flag the pair. The one place
+-- the flags are computed: ultrafeedback_curated, code_ultrafeedback_pairs and rever_pairs take
+-- integrity_flags / is_flagged from here, so each one's training filter gives its split. `split` is what
 -- the export writes: the dataset name for training pairs, `<dataset>_flagged` for flagged pairs
 -- (kept out of training unless the var train_on_flagged_pairs is true). The built-in datasets
 -- whose groups the `datasets` var enables come first, then the `extra_datasets` entries in order.
@@ -15,52 +17,39 @@ with
 
 {% if dataset_enabled('ultrafeedback') -%}
 {%- do parts.append('ultrafeedback_pairs') %}
-ultrafeedback_curated as (
-
-    select * from {{ ref('ultrafeedback_curated') }}
-
-),
-
--- best rated vs its random alternate (has_pair: the alternate scores strictly lower)
+-- best rated vs its random alternate, when the alternate scores strictly lower
 ultrafeedback_pairs as (
 
     select
         'ultrafeedback' as dataset,
-        {{ stable_hash(["'ultrafeedback'", 'prompt_id']) }} as pair_id,
+        {{ preference_pair_id('ultrafeedback', 'prompt_id') }} as pair_id,
         source,
         prompt_id,
         prompt,
         chosen,
         rejected,
-        best_rated_model as chosen_model,
-        random_response_for_best_rated_model as rejected_model,
-        score_best_rated as chosen_score,
-        score_random_response_for_best_rated as rejected_score,
-        'average_rating_1_5' as score_kind,
+        chosen_model,
+        rejected_model,
+        chosen_score,
+        rejected_score,
+        score_kind,
         score_margin,
         margin,
-        integrity_flags,
+        dataset_flags as integrity_flags,
         0 as registry_order
-    from ultrafeedback_curated
-    where has_pair
+    from {{ ref('int_ultrafeedback__pairs') }}
 
 ),
 
 {% endif -%}
 {% if dataset_enabled('code_ultrafeedback') -%}
 {%- do parts.append('code_ultrafeedback_pairs') %}
-code_ultrafeedback_corrected as (
-
-    select * from {{ ref('code_ultrafeedback_pairs') }}
-
-),
-
 -- the corrected pairs (valid integer ratings, chosen strictly higher)
 code_ultrafeedback_pairs as (
 
     select
         'code_ultrafeedback' as dataset,
-        {{ stable_hash(["'code_ultrafeedback'", 'pair_id']) }} as pair_id,
+        {{ preference_pair_id('code_ultrafeedback', 'pair_id') }} as pair_id,
         preference as source,
         prompt_id,
         prompt,
@@ -70,12 +59,12 @@ code_ultrafeedback_pairs as (
         rejected_model,
         cast(chosen_rating as double) as chosen_score,
         cast(rejected_rating as double) as rejected_score,
-        'rating_1_5' as score_kind,
+        '{{ builtin_score_ranges()['code_ultrafeedback'].score_kind }}' as score_kind,
         cast(score_margin as double) as score_margin,
         margin,
-        integrity_flags,
+        dataset_flags as integrity_flags,
         1 as registry_order
-    from code_ultrafeedback_corrected
+    from {{ ref('int_code_ultrafeedback__pairs') }}
 
 ),
 
@@ -84,7 +73,7 @@ code_ultrafeedback_pairs as (
 {%- do parts.append('rever_kept_pairs') %}
 rever_pairs as (
 
-    select * from {{ ref('rever_pairs') }}
+    select * from {{ ref('int_rever__pairs') }}
 
 ),
 
@@ -105,7 +94,7 @@ rever_kept_pairs as (
 
     select
         'rever' as dataset,
-        {{ stable_hash(["'rever'", 'rever_pairs.id']) }} as pair_id,
+        {{ preference_pair_id('rever', 'rever_pairs.id') }} as pair_id,
         rever_pairs.source,
         rever_pairs.id as prompt_id,
         {{ chat_messages([('user', 'rever_pairs.instruction')]) }} as prompt,
@@ -115,7 +104,7 @@ rever_kept_pairs as (
         cast(null as {{ dbt.type_string() }}) as rejected_model,
         rever_pairs.chosen_score,
         rever_pairs.rejected_score,
-        'rubric_score' as score_kind,
+        '{{ builtin_score_ranges()['rever'].score_kind }}' as score_kind,
         rever_pairs.score_margin,
         rever_pairs.margin,
         coalesce(rever_flags.integrity_flags, {{ empty_string_list() }}) as integrity_flags,
@@ -147,7 +136,7 @@ extra_pairs as (
         score_kind,
         score_margin,
         margin,
-        integrity_flags,
+        dataset_flags as integrity_flags,
         3 + registry_order as registry_order,
         source_file,
         source_row,

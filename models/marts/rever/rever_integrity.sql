@@ -6,7 +6,7 @@ with
 
 pairs as (
 
-    select * from {{ ref('rever_pairs') }}
+    select * from {{ ref('int_rever__pairs') }}
 
 ),
 

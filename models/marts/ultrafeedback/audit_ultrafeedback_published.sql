@@ -186,7 +186,7 @@ compared as (
         ---------- best rated
         published.published_best_rated_model,
         recomputed.best_rated_model,
-        {{ ultrafeedback_null_safe_equal('recomputed.best_rated_model', 'published.published_best_rated_model') }}
+        (recomputed.best_rated_model is not distinct from published.published_best_rated_model)
             as best_rated_model_agrees,
         published.published_score_best_rated,
         recomputed.score_best_rated,
@@ -196,7 +196,7 @@ compared as (
         ---------- best overall
         published.published_best_overall_model,
         recomputed.best_overall_model,
-        {{ ultrafeedback_null_safe_equal('recomputed.best_overall_model', 'published.published_best_overall_model') }}
+        (recomputed.best_overall_model is not distinct from published.published_best_overall_model)
             as best_overall_model_agrees,
         published.published_score_best_overall,
         recomputed.score_best_overall,
@@ -206,9 +206,10 @@ compared as (
         ---------- the flag
         published.published_best_rated_is_different_from_best_overall,
         recomputed.best_rated_is_different_from_best_overall,
-        {{ ultrafeedback_null_safe_equal('recomputed.best_rated_is_different_from_best_overall',
-            'published.published_best_rated_is_different_from_best_overall') }}
-            as best_rated_is_different_from_best_overall_agrees,
+        (
+            recomputed.best_rated_is_different_from_best_overall
+            is not distinct from published.published_best_rated_is_different_from_best_overall
+        ) as best_rated_is_different_from_best_overall_agrees,
 
         ---------- each completion's average_rating
         cast(coalesce(alternate_checks.n_average_rating_mismatches, 0) as bigint) as n_average_rating_mismatches,
@@ -239,12 +240,14 @@ compared as (
         {%- endfor %}
 
         ---------- summary
-        {{ ultrafeedback_null_safe_equal('recomputed.best_rated_model', 'published.published_best_rated_model') }}
+        (recomputed.best_rated_model is not distinct from published.published_best_rated_model)
             and {{ ultrafeedback_same_number('recomputed.score_best_rated', 'published.published_score_best_rated') }}
-            and {{ ultrafeedback_null_safe_equal('recomputed.best_overall_model', 'published.published_best_overall_model') }}
+            and (recomputed.best_overall_model is not distinct from published.published_best_overall_model)
             and {{ ultrafeedback_same_number('recomputed.score_best_overall', 'published.published_score_best_overall') }}
-            and {{ ultrafeedback_null_safe_equal('recomputed.best_rated_is_different_from_best_overall',
-                'published.published_best_rated_is_different_from_best_overall') }}
+            and (
+                recomputed.best_rated_is_different_from_best_overall
+                is not distinct from published.published_best_rated_is_different_from_best_overall
+            )
             and coalesce(alternate_checks.n_average_rating_mismatches, 0) = 0
             as published_picks_agree
 

@@ -1,15 +1,16 @@
 -- One row per raw row, with argilla's column names and the recomputed values: the best-rated
 -- and best-overall picks, their random alternates, and a DPO-ready pair in TRL's explicit-prompt
 -- conversational form (prompt = [user turn], chosen = [best rated], rejected = [its random
--- alternate], assistant turns only), its margin and the integrity flags of the two completions,
--- and whether the row yields a preference pair (has_pair) or why not (no_pair_reason):
--- preference_pairs takes the first, rejects_ultrafeedback the second. The training columns
--- (prompt, chosen, rejected, margin) are filled on the rows with a pair only.
+-- alternate], assistant turns only), its margin and integrity flags, and whether the row yields
+-- a preference pair (has_pair) or why not (no_pair_reason): rejects_ultrafeedback takes the
+-- second. The training columns (prompt, chosen, rejected, margin) are filled on the rows with a
+-- pair only; the pair's margin and integrity flags are preference_pairs' (where every dataset's
+-- checks are computed), so the filter `has_pair and not is_flagged` gives the `ultrafeedback`
+-- split of preference_pairs, row for row.
 -- Built after ultrafeedback_completion_scores, never beside it: the two write the UltraFeedback
 -- texts, and side by side they share DuckDB's one memory_limit (1GB by default) with too little
 -- to spare; a run at scale 1.0 failed out of memory that way (benchmarks/README.md).
 -- depends_on: {{ ref('ultrafeedback_completion_scores') }}
-{%- set has_pair = 'coalesce(picks.score_best_rated > picks.score_random_response_for_best_rated, false)' %}
 
 with
 
@@ -38,24 +39,22 @@ completion_texts as (
 
 ),
 
-completions as (
-
-    select
-        parsed.prompt_id,
-        parsed.completion_index,
-        completion_texts.response,
-        parsed.has_invalid_rating
-    from {{ ref('int_ultrafeedback__completions_parsed') }} as parsed
-    inner join completion_texts
-        on
-            parsed.prompt_id = completion_texts.prompt_id
-            and parsed.completion_index = completion_texts.completion_index
-
-),
-
 sentiments as (
 
     select * from {{ ref('int_ultrafeedback__critique_sentiments') }}
+
+),
+
+-- the margin and integrity flags of the row's pair, as preference_pairs has them
+pairs as (
+
+    select
+        pair_id,
+        margin,
+        integrity_flags,
+        is_flagged
+    from {{ ref('preference_pairs') }}
+    where dataset = 'ultrafeedback'
 
 ),
 
@@ -83,15 +82,9 @@ picked_texts as (
         max(case
             when completions.completion_index = picks.best_overall_index
                 then sentiments.critique_sentiment
-        end) as best_overall_score_response_critique_sentiment,
-        bool_or(
-            completions.completion_index = picks.best_rated_index and completions.has_invalid_rating
-        ) as best_rated_has_invalid_rating,
-        bool_or(
-            completions.completion_index = picks.random_for_best_rated_index and completions.has_invalid_rating
-        ) as random_for_best_rated_has_invalid_rating
+        end) as best_overall_score_response_critique_sentiment
     from picks
-    inner join completions
+    inner join completion_texts as completions
         on picks.prompt_id = completions.prompt_id
     left join sentiments
         on
@@ -142,47 +135,36 @@ joined as (
 
         ---------- DPO pair (TRL explicit-prompt conversational form; NULL without a pair)
         case
-            when {{ has_pair }}
+            when picks.has_pair
                 then {{ chat_messages([('user', 'prompts.instruction')]) }}
         end as prompt,
         case
-            when {{ has_pair }}
+            when picks.has_pair
                 then {{ chat_messages([('assistant', 'picked_texts.best_rated_response')]) }}
         end as chosen,
         case
-            when {{ has_pair }}
+            when picks.has_pair
                 then {{ chat_messages([('assistant', 'picked_texts.random_response_for_best_rated')]) }}
         end as rejected,
         picks.score_best_rated - picks.score_random_response_for_best_rated as score_margin,
-        case
-            when {{ has_pair }}
-                then cast(picks.score_best_rated - picks.score_random_response_for_best_rated as double) / 4
-        end as margin,
+        pairs.margin,
 
-        ---------- integrity of the pair: an invalid aspect rating on either side
-        {{ flag_list([
-            ('picked_texts.best_rated_has_invalid_rating', 'invalid_rating_chosen'),
-            ('picked_texts.random_for_best_rated_has_invalid_rating', 'invalid_rating_rejected'),
-        ]) }} as integrity_flags,
-        coalesce(picked_texts.best_rated_has_invalid_rating, false)
-            or coalesce(picked_texts.random_for_best_rated_has_invalid_rating, false) as is_flagged,
+        ---------- integrity: the pair's flags; a row without a pair has the checks of its two
+        ---------- picks only (an invalid aspect rating on either side)
+        coalesce(pairs.integrity_flags, picks.dataset_flags) as integrity_flags,
+        coalesce(pairs.is_flagged, {{ list_size('picks.dataset_flags') }} > 0) as is_flagged,
 
-        ---------- training pair or not, and why (two rules, independent of each other: the
-        ---------- balance of row_accounting fails on a row both or neither of them claim)
-        {{ has_pair }} as has_pair,
-        case
-            when coalesce(picks.n_completions, 0) = 0 then 'no_completions'
-            when picks.n_completions = 1 then 'single_completion'
-            when picks.score_best_rated is null then 'no_rated_completion'
-            when picks.score_random_response_for_best_rated is null then 'alternate_unrated'
-            when picks.score_random_response_for_best_rated = picks.score_best_rated then 'all_rated_equal'
-        end as no_pair_reason
+        ---------- training pair or not, and why
+        picks.has_pair,
+        picks.no_pair_reason
 
     from picks
     inner join prompts
         on picks.prompt_id = prompts.prompt_id
     left join picked_texts
         on picks.prompt_id = picked_texts.prompt_id
+    left join pairs
+        on {{ preference_pair_id('ultrafeedback', 'picks.prompt_id') }} = pairs.pair_id
 
 )
 

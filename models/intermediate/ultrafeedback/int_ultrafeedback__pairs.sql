@@ -1,0 +1,65 @@
+-- One row per raw row with a preference pair (has_pair): the best-rated completion (chosen) vs
+-- its random alternate (rejected), in preference_pairs' columns. preference_pairs adds the
+-- checks every dataset gets; ultrafeedback_curated takes the pair back from there.
+{%- set scale = builtin_score_ranges()['ultrafeedback'] %}
+
+with
+
+picks as (
+
+    select * from {{ ref('int_ultrafeedback__prompts_picked') }}
+    where has_pair
+
+),
+
+prompts as (
+
+    select
+        prompt_id,
+        instruction
+    from {{ ref('stg_ultrafeedback__prompts') }}
+
+),
+
+completion_texts as (
+
+    select
+        prompt_id,
+        completion_index,
+        response
+    from {{ ref('int_ultrafeedback__completion_texts') }}
+
+),
+
+final as (
+
+    select
+        picks.prompt_id,
+        picks.source,
+        {{ chat_messages([('user', 'prompts.instruction')]) }} as prompt,
+        {{ chat_messages([('assistant', 'chosen_texts.response')]) }} as chosen,
+        {{ chat_messages([('assistant', 'rejected_texts.response')]) }} as rejected,
+        picks.best_rated_model as chosen_model,
+        picks.random_response_for_best_rated_model as rejected_model,
+        picks.score_best_rated as chosen_score,
+        picks.score_random_response_for_best_rated as rejected_score,
+        '{{ scale.score_kind }}' as score_kind,
+        picks.score_best_rated - picks.score_random_response_for_best_rated as score_margin,
+        {{ margin('picks.score_best_rated - picks.score_random_response_for_best_rated',
+                  scale.score_min, scale.score_max) }} as margin,
+        picks.dataset_flags
+    from picks
+    inner join prompts
+        on picks.prompt_id = prompts.prompt_id
+    inner join completion_texts as chosen_texts
+        on
+            picks.prompt_id = chosen_texts.prompt_id
+            and picks.best_rated_index = chosen_texts.completion_index
+    inner join completion_texts as rejected_texts
+        on
+            picks.prompt_id = rejected_texts.prompt_id
+            and picks.random_for_best_rated_index = rejected_texts.completion_index
+
+)
+
+select * from final
