@@ -20,11 +20,12 @@ something to find:
   rating strings, the ``overall_score`` bug (critique score 1 stored as 10, with a
   clearly negative critique), ties, argilla's published pick columns (with ~1 % of
   rows deliberately wrong, and ~1 % of rows with a published ``average_rating``
-  that disagrees with the annotations), empty / short ``completions`` lists and
-  duplicated instructions.
+  that disagrees with the annotations), empty / short ``completions`` lists,
+  duplicated instructions and rows repeated byte for byte.
 * coseal/CodeUltraFeedback: annotation lists of 4 items or none, in shuffled order, "N/A"
   ratings, rows whose last annotation is "N/A", invalid ratings ("10", "0"); two planted rows
-  with a missing annotation (3 items; listed in the manifest).
+  with a missing annotation (3 items; listed in the manifest); rows repeated byte for byte
+  (listed in the manifest).
 * RLHFlow/CodeUltraFeedback-standard: the output of the published processing
   script (dataset card 002) over the coseal rows, bugs included
   (:func:`published_script_pairs`), columns in the card's order.

@@ -5,6 +5,7 @@ RLHFlow's pairs.  The random draws are made for all rows at once, the rows thems
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass
 from itertools import combinations
@@ -82,6 +83,7 @@ class CodeQuirkPlan:
     missing_annotation: set[int]  # planted: the last annotation is dropped (3 items, not 4 or 0)
     forced_last_na: set[int]  # the last annotation is "N/A" (the script drops the row's models)
     forced_middle_na: set[int]  # an "N/A" that is not last (the script keeps it)
+    repeated_row: set[int]  # a byte-identical copy of the row before it (the Hub data repeats rows)
 
 
 @dataclass(frozen=True)
@@ -149,6 +151,15 @@ def _quirk_plan(rng, n_rows: int) -> CodeQuirkPlan:
     for name, size in sizes.items():
         rows[name] = set(permutation[at: at + size].tolist())
         at += size
+    # repeated rows: the next rows of the permutation whose row before has no quirk (no new draw)
+    quirky = set().union(*rows.values())
+    rows["repeated_row"] = set()
+    for row in permutation[at:].tolist():
+        if len(rows["repeated_row"]) == n_planted(n_rows, 0.0005):
+            break
+        if row - 1 not in quirky and row + 1 not in rows["repeated_row"]:
+            rows["repeated_row"].add(row)
+            quirky.add(row)
     return CodeQuirkPlan(**rows)
 
 
@@ -219,14 +230,17 @@ def code_row_chunks(bank: TextBank, seed: int, n_rows: int, text_factor: float,
     ratings, annotation_order = _ratings(rng, n_rows)
     plan = _quirk_plan(rng, n_rows)
     _plant_invalid_ratings(rng, ratings)
+    previous: dict | None = None
     for first in range(0, n_rows, chunk_rows):
         stop = min(n_rows, first + chunk_rows)
         chunk_texts = texts.of_rows(first, stop)
-        yield [
-            _row(i, contract.CODE_ULTRAFEEDBACK_PREFERENCES[preference[i]], [CODE_MODELS[j] for j in models[i]],
-                 ratings[i], list(annotation_order[i]), chunk_texts, plan)
-            for i in range(first, stop)
-        ]
+        chunk = []
+        for i in range(first, stop):
+            previous = copy.deepcopy(previous) if i in plan.repeated_row else _row(
+                i, contract.CODE_ULTRAFEEDBACK_PREFERENCES[preference[i]], [CODE_MODELS[j] for j in models[i]],
+                ratings[i], list(annotation_order[i]), chunk_texts, plan)
+            chunk.append(previous)
+        yield chunk
 
 
 # ======================================================================================
@@ -353,6 +367,8 @@ def generate_code_ultrafeedback(run: GenerationRun, n_rows: int, manifest: dict)
                     if standard.key in run.wanted else None)
     stats: dict[str, Any] = {}
     missing_annotation: list[int] = []  # rows planted with 3 annotations (0-based, file order)
+    repeated: list[int] = []  # rows that repeat the row before them (0-based, file order)
+    last: list[dict | None] = [None]  # the last row of the chunk before
 
     def rows() -> Iterator[dict]:
         first = 0
@@ -361,6 +377,8 @@ def generate_code_ultrafeedback(run: GenerationRun, n_rows: int, manifest: dict)
                 stats[name] = stats.get(name, 0) + count
             missing_annotation.extend(first + i for i, row in enumerate(chunk)
                                       if 0 < len(row["annotations"]) < MODELS_PER_ROW)
+            repeated.extend(first + i for i, row in enumerate(chunk) if row == (chunk[i - 1] if i else last[0]))
+            last[0] = chunk[-1]
             first += len(chunk)
             if code_writer is not None:
                 code_writer.write(pa.Table.from_pylist(chunk, schema=code.schema))
@@ -398,6 +416,7 @@ def generate_code_ultrafeedback(run: GenerationRun, n_rows: int, manifest: dict)
         pairs_writer.finish()
         record_dataset(manifest, standard.key, pairs_writer, n_pairs)
     stats["rows_missing_annotation"] = missing_annotation
+    stats["rows_repeated"] = repeated
     stats["script_rows_skipped"] = skipped
     stats["script_pairs"] = n_pairs
     manifest["code_ultrafeedback_planted"] = stats

@@ -145,6 +145,7 @@ PLANTED_RATES = (
     ("wrong_pick", 0.01),
     ("average_rating_mismatch", 0.01),
     ("duplicate_instruction", 0.0005),
+    ("duplicate_row", 0.0005),
 )
 # The published pick columns a planted wrong pick breaks, in turn.
 WRONG_PICK_CYCLE = ("best_rated_model", "best_rated_model", "best_overall_model", "flag")
@@ -164,6 +165,8 @@ class UltraFeedbackPlan:
     average_rating_mismatch: np.ndarray
     duplicate_instruction: np.ndarray  # rows whose instruction is a copy ...
     duplicate_instruction_source: np.ndarray  # ... of these rows (same chunk, no quirk)
+    duplicate_row: np.ndarray  # rows that are a byte-identical copy (the Hub data repeats rows) ...
+    duplicate_row_source: np.ndarray  # ... of these rows (same chunk, no quirk)
     is_planted: np.ndarray  # bool per row: in one of the sets above
     completions_per_row: np.ndarray
     source_index: np.ndarray  # per row, into UF_SOURCES: one block of rows per source, in order
@@ -188,6 +191,7 @@ def plan_ultrafeedback(n_rows: int, seed: int) -> UltraFeedbackPlan:
     return UltraFeedbackPlan(
         **planted,
         duplicate_instruction_source=_duplicate_sources(planted["duplicate_instruction"], is_planted),
+        duplicate_row_source=_duplicate_sources(planted["duplicate_row"], is_planted),
         is_planted=is_planted,
         completions_per_row=completions_per_row,
         source_index=source_blocks(n_rows),
@@ -206,7 +210,7 @@ def source_blocks(n_rows: int) -> np.ndarray:
 
 def _duplicate_sources(duplicates: np.ndarray, is_planted: np.ndarray) -> np.ndarray:
     """For each planted duplicate row, the nearest earlier row of the same chunk without a
-    quirk (the nearest later one when there is none) whose instruction it copies."""
+    quirk (the nearest later one when there is none) that it copies (its instruction, or all of it)."""
     sources = []
     for row in duplicates:
         chunk = row // CHUNK_ROWS
@@ -226,6 +230,7 @@ def rows_for_rever_pairs(n_links: int, plan: UltraFeedbackPlan, seed: int) -> np
     rng = rng_for(seed, "uf-rever-rows")
     candidates = np.flatnonzero(~plan.is_planted)
     candidates = candidates[~np.isin(candidates, plan.duplicate_instruction_source)]
+    candidates = candidates[~np.isin(candidates, plan.duplicate_row_source)]
     n_links = min(n_links, len(candidates))
     return np.sort(rng.choice(candidates, n_links, replace=False))
 
@@ -327,11 +332,19 @@ def generate_chunk(bank: TextBank, seed: int, chunk_index: int, first_row: int, 
     )
     table, wrong_picks = _published_table(rng, rows, plan, source_index, instruction, completions,
                                           model_index, ratings, critique_template)
+    # the duplicate rows, copied whole from their sources (after every draw: the other rows stay as they are)
+    row_take, completion_take = np.arange(n_rows), np.arange(n_completions)
+    offsets = rows.completions.offsets
+    in_chunk = (plan.duplicate_row >= first_row) & (plan.duplicate_row < first_row + n_rows)
+    for copy, source in zip(plan.duplicate_row[in_chunk] - first_row, plan.duplicate_row_source[in_chunk] - first_row):
+        row_take[copy] = source
+        completion_take[offsets[copy]: offsets[copy + 1]] = np.arange(offsets[source], offsets[source + 1])
+    table = table.take(pa.array(row_take))
     stats = UltraFeedbackStats(
         completions=n_completions,
-        bug_overall_10_low_rating=int((ratings.is_bug & (ratings.average_true <= 2)).sum()),
-        rating_na=int((ratings.codes == NA_CODE).sum()),
-        rating_invalid=int((ratings.codes >= INVALID_CODE).sum()),
+        bug_overall_10_low_rating=int((ratings.is_bug & (ratings.average_true <= 2))[completion_take].sum()),
+        rating_na=int((ratings.codes[completion_take] == NA_CODE).sum()),
+        rating_invalid=int((ratings.codes[completion_take] >= INVALID_CODE).sum()),
     )
     links = _links(rows, rows.planted(link_rows), instruction, response, ratings)
     return UltraFeedbackChunk(table, stats, wrong_picks, links)
@@ -633,6 +646,9 @@ def generate_ultrafeedback(run: GenerationRun, n_rows: int, plan: UltraFeedbackP
         "duplicate_instruction_pairs": [
             [int(source), int(copy)]
             for source, copy in zip(plan.duplicate_instruction_source, plan.duplicate_instruction)
+        ],
+        "duplicate_row_pairs": [
+            [int(source), int(copy)] for source, copy in zip(plan.duplicate_row_source, plan.duplicate_row)
         ],
         "note": "row numbers are 0-based positions in the dataset (its files in order, counted across "
                 "files); picks/scores are computed from "

@@ -373,6 +373,21 @@ def test_code_ultrafeedback_quirks(gen):
     assert shuffled > 0.7 * len(rows)
 
 
+def test_repeated_rows(gen):
+    """The Hub data repeats rows byte for byte: the rows the manifest lists are exactly the rows
+    equal to another one, in both datasets (UltraFeedback: a copy of an earlier row of its chunk;
+    CodeUltraFeedback: of the row before it)."""
+    out, manifest = gen
+    uf = [json.dumps(r, sort_keys=True) for r in _read(out, "ultrafeedback")]
+    pairs = manifest["ultrafeedback_planted"]["duplicate_row_pairs"]
+    assert len(pairs) >= 3 and all(uf[source] == uf[copy] for source, copy in pairs)
+    assert len(uf) - len(set(uf)) == len(pairs)
+    code = [json.dumps(r, sort_keys=True) for r in _read(out, "code_ultrafeedback")]
+    repeated = manifest["code_ultrafeedback_planted"]["rows_repeated"]
+    assert len(repeated) >= 3 and all(code[i] == code[i - 1] for i in repeated)
+    assert len(code) - len(set(code)) == len(repeated)
+
+
 def test_standard_is_published_script_output(gen):
     out, manifest = gen
     rows = _read(out, "code_ultrafeedback")

@@ -1,5 +1,5 @@
 """One training contract, true on every table offered for training (preference_pairs,
-ultrafeedback_curated, code_ultrafeedback_pairs):
+ultrafeedback_curated, code_ultrafeedback_pairs, and rever_pairs' kept pairs):
 
 * ``prompt``, ``chosen``, ``rejected`` and ``margin`` are non-NULL exactly on the rows that are
   training pairs (``has_pair``; every row of a table without that column), and a pair's margin
@@ -8,10 +8,12 @@ ultrafeedback_curated, code_ultrafeedback_pairs):
   and its dataset card, and that filter applied to the table's export gives the ``<dataset>``
   training split of preference_pairs, row for row.
 
-The warehouse is built on the session's generated data with UltraFeedback rows planted where
-both picks exist but make no pair (every completion rated the same, an unrated alternate, no
-rating at all, a tie whose completions carry an invalid rating), the rows a filter on
-``chosen is not None`` used to let through. The snippets are run as written, extracted from the
+The warehouse is built on the session's generated data (which repeats UltraFeedback and
+CodeUltraFeedback rows byte for byte, and ReVeR pairs UltraFeedback pairs) with UltraFeedback
+rows planted where both picks exist but make no pair (every completion rated the same, an
+unrated alternate, no rating at all, a tie whose completions carry an invalid rating), the rows
+a filter on ``chosen is not None`` used to let through, and a row repeated byte for byte whose
+alternate is forced (so its two copies make the same pair: one copy is a ``duplicate_pair``). The snippets are run as written, extracted from the
 Markdown (README.md, docs/*.md and the exported cards), with the real ``datasets`` library; only ``trl`` is
 replaced by a stand-in that does nothing (``make test-clients`` runs the real one). The expected
 rows are read from preference_pairs' split files with pyarrow, never from the snippet.
@@ -19,6 +21,7 @@ rows are read from preference_pairs' split files with pyarrow, never from the sn
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 import shutil
@@ -56,22 +59,28 @@ def set_ratings(completion: dict, ratings: list[str]) -> None:
         completion["annotations"][aspect]["Rating"] = rating
 
 
-def plant_rows_without_a_pair(rows: list[dict]) -> None:
+def plant_rows(rows: list[dict]) -> None:
     """Four raw rows with two or more completions that yield no pair (independently of the
     random draw): every completion rated the same; one rated and the others all "N/A" (the
-    alternate is unrated); all "N/A"; all the same with an invalid truthfulness Rating."""
+    alternate is unrated); all "N/A"; all the same with an invalid truthfulness Rating. Then a
+    row whose only completion rated below the best is the last one (so that is its alternate,
+    whatever the draw), and a byte-identical copy of it in place of the row after it."""
     plans = [
         lambda i: ["3", "3", "3", "3"],
         lambda i: ["5", "5", "5", "5"] if i == 0 else ["N/A"] * 4,
         lambda i: ["N/A"] * 4,
         lambda i: ["4", "4", "4", "abc"],
+        lambda i: ["1", "1", "1", "1"] if i == 3 else ["5", "5", "5", "5"],
     ]
-    usable = [r for r in rows if r["completions"] and len(r["completions"]) >= 2
+    usable = [i for i, r in enumerate(rows) if r["completions"] and len(r["completions"]) >= 2
               and all(c["annotations"] and all(c["annotations"].values()) for c in r["completions"])]
     assert len(usable) >= len(plans)
-    for row, plan in zip(usable, plans):
-        for i, completion in enumerate(row["completions"]):
-            set_ratings(completion, plan(i))
+    for i, plan in zip(usable, plans):
+        for k, completion in enumerate(rows[i]["completions"]):
+            set_ratings(completion, plan(k))
+    repeated = usable[len(plans) - 1]
+    assert len(rows[repeated]["completions"]) == 4
+    rows[repeated + 1] = copy.deepcopy(rows[repeated])
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +90,7 @@ def planted(raw_dir, tmp_path_factory) -> Warehouse:
     shutil.copytree(raw_dir, raw)
     path = sorted(DATASETS_BY_KEY["ultrafeedback"].data_dir(raw).glob("*.parquet"))[0]  # the first file
     rows = pq.read_table(path).to_pylist()
-    plant_rows_without_a_pair(rows)
+    plant_rows(rows)
     pq.write_table(pa.Table.from_pylist(rows, schema=DATASETS_BY_KEY["ultrafeedback"].schema), path)
     db = work / "warehouse.duckdb"
     run_dbt(SCENARIO_BUILD, raw, db, work)  # the data tests of the contract run here too
@@ -220,6 +229,46 @@ def test_pair_columns_are_filled_exactly_on_training_pairs(exported):
     no_pair = [r for r in curated if not r["has_pair"] and r["random_for_best_rated_index"] is not None]
     assert len(no_pair) >= 4 and any(r["is_flagged"] for r in no_pair), len(no_pair)
     assert any(r["has_pair"] and r["is_flagged"] for r in curated)  # and flagged pairs
+
+
+def test_each_filter_gives_its_split_with_repeated_rows(planted):
+    """In the warehouse, on data with repeated rows: each table's documented filter (read from its
+    column descriptions in the catalog, evaluated on its rows) selects exactly the pairs of its
+    dataset's training split of preference_pairs; the planted repeated row is two pairs, one of
+    them a `duplicate_pair`, and both datasets' repeated rows did flag pairs."""
+    with planted.connect() as con:
+        def rows(sql: str) -> list[dict]:
+            cursor = con.execute(sql)
+            names = [d[0] for d in cursor.description]
+            return [dict(zip(names, r)) for r in cursor.fetchall()]
+
+        def documented_filter(table: str):
+            comments = " ".join(r["comment"] for r in rows(
+                f"select comment from duckdb_columns() where schema_name = 'main' and table_name = '{table}' "
+                "and comment is not null"))
+            conditions = set(re.findall(r"\.filter\(lambda row: ([^)]+)\)", " ".join(comments.split())))
+            assert len(conditions) == 1, (table, conditions)
+            return eval(f"lambda row: {conditions.pop()}")  # noqa: S307 - our own documentation
+
+        split = rows("select dataset, split, prompt_id, prompt, chosen, rejected, margin, integrity_flags "
+                     "from preference_pairs")
+        for table, dataset, key in (("ultrafeedback_curated", "ultrafeedback", "prompt_id"),
+                                    ("code_ultrafeedback_pairs", "code_ultrafeedback", "prompt_id"),
+                                    ("rever_pairs", "rever", "id")):
+            keep = documented_filter(table)
+            columns = [key] + (["prompt", "chosen", "rejected", "margin"] if table != "rever_pairs" else [])
+            got = Counter(json.dumps([r[c] for c in columns]) for r in rows(f"select * from {table}") if keep(r))
+            want = Counter(json.dumps([r["prompt_id"]] + [r[c] for c in columns[1:]])
+                           for r in split if r["split"] == dataset)
+            assert sum(want.values()) > 0 and got == want, (table, list((got - want).items())[:2],
+                                                            list((want - got).items())[:2])
+        flagged = Counter(r["dataset"] for r in split if "duplicate_pair" in r["integrity_flags"])
+        assert flagged["ultrafeedback"] and flagged["code_ultrafeedback"], flagged
+        # the planted copy among them: two pairs with the same texts, one of them flagged
+        copies = rows("select prompt, chosen, rejected, integrity_flags from ultrafeedback_curated where has_pair")
+        by_texts = Counter(json.dumps([r["prompt"], r["chosen"], r["rejected"]]) for r in copies)
+        repeated = [r for r in copies if by_texts[json.dumps([r["prompt"], r["chosen"], r["rejected"]])] > 1]
+        assert repeated and 2 * sum("duplicate_pair" in r["integrity_flags"] for r in repeated) == len(repeated), repeated
 
 
 # --------------------------------------------------------------------------------------------
