@@ -71,6 +71,10 @@ REGISTRY_VARS: dict = __import__("yaml").safe_load((REPO / "examples" / "extra_d
 # tests. The unit tests check the models' SQL on their own fixed rows, whatever the raw data: the
 # session build (the `warehouse` fixture) runs them; each scenario build would run them again.
 SCENARIO_BUILD = ["build", "--exclude-resource-type", "unit_test"]
+# The integrity checks preference_pairs gives every dataset's pairs (test_cross_dataset recomputes
+# them); the training tables carry them beside their dataset's own checks.
+SHARED_FLAGS = frozenset({"identical_responses", "empty_response", "score_not_higher", "duplicate_pair",
+                          "cross_dataset_duplicate"})
 
 
 def run_make(*args: str, env: dict | None = None, timeout: int = 120) -> subprocess.CompletedProcess:

@@ -26,8 +26,8 @@ import pytest
 
 from preftools import contract as C
 
-from conftest import TEST_SEED, Warehouse, run_dbt
-from preftools.generate import generate
+from conftest import SHARED_FLAGS, TEST_SEED, Warehouse, run_dbt
+from preftools.generate import generate, published_script_pairs
 
 CODE = C.DATASETS_BY_KEY["code_ultrafeedback"]
 STANDARD = C.DATASETS_BY_KEY["code_ultrafeedback_standard"]
@@ -284,8 +284,9 @@ def check_corrected(wh: Warehouse, corrected) -> None:
     for g in got:
         # the quarantine reason itself is checked by test_handmade_quarantine_reasons
         reason = g.pop("quarantine_reason")
-        flags = g["integrity_flags"]
-        assert g.pop("is_flagged") == bool(flags), g
+        assert g.pop("is_flagged") == bool(g["integrity_flags"]), g
+        # the checks every dataset gets are preference_pairs' (test_cross_dataset); the rest are CUF's
+        flags = g["integrity_flags"] = [f for f in g["integrity_flags"] if f not in SHARED_FLAGS]
         if reason is not None:
             assert flags[-1] == "quarantined_" + reason, g
             flags[-1] = "quarantined"
@@ -566,9 +567,14 @@ def tampered(tmp_path_factory) -> tuple[Warehouse, list[dict], list[dict]]:
     """Generated CodeUltraFeedback data whose RLHFlow file lost a row, had one edited and two
     swapped; only the code_ultrafeedback group is built."""
     raw = tmp_path_factory.mktemp("cuf_tampered_raw")
-    generate(raw, seed=TEST_SEED, scale=0.002, progress=False, datasets=[CODE.key, STANDARD.key])
+    manifest = generate(raw, seed=TEST_SEED, scale=0.002, progress=False, datasets=[CODE.key, STANDARD.key])
+    # without the repeated coseal rows (their pairs repeat), and the script's output made again
+    (coseal,) = CODE.data_dir(raw).glob("*.parquet")
+    repeated = set(manifest["code_ultrafeedback_planted"]["rows_repeated"])
+    rows = [r for i, r in enumerate(pq.read_table(coseal).to_pylist()) if i not in repeated]
+    pq.write_table(pa.Table.from_pylist(rows, schema=CODE.schema), coseal)
     (path,) = STANDARD.data_dir(raw).glob("*.parquet")
-    script = pq.read_table(path).to_pylist()  # the script's output, as generated
+    script = pa.Table.from_pylist(published_script_pairs(rows)[0], schema=STANDARD.schema).to_pylist()
     # every pair distinct, so each change shows on its own rows
     assert len(script) > EDITED + 1 and len({match_key(r) for r in script}) == len(script)
     published = [dict(r) for r in script]

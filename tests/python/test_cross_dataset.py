@@ -13,7 +13,7 @@ import pytest
 import test_code_ultrafeedback as cuf_tests
 import test_rever as rever_tests
 import test_ultrafeedback as uf_tests
-from conftest import raw_rows
+from conftest import SHARED_FLAGS, raw_rows
 
 
 def normalise(text: str | None) -> str | None:
@@ -132,7 +132,6 @@ def expected_rever_pairs(warehouse) -> dict[str, dict]:
 
 BUILT_IN = ("ultrafeedback", "code_ultrafeedback", "rever")  # in registry order
 # the checks preference_pairs applies to every dataset (the extra datasets' are in test_extra_datasets)
-SHARED_FLAGS = {"identical_responses", "empty_response", "score_not_higher", "duplicate_pair", "cross_dataset_duplicate"}
 
 
 @pytest.fixture(scope="module")

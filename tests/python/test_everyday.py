@@ -87,7 +87,8 @@ def test_subset_build_from_an_empty_warehouse(raw_dir, tmp_path, mart):
     with duckdb.connect(str(db), read_only=True) as con:
         marts = {r[0] for r in con.execute(
             "select table_name from duckdb_tables() where schema_name = 'main'").fetchall()}
-        assert mart in marts and "preference_pairs" not in marts
+        # preference_pairs is a parent (it computes the integrity flags), training_mixture a child
+        assert mart in marts and "preference_pairs" in marts and "training_mixture" not in marts
         assert con.execute(f"select count(*) from main.{mart}").fetchone()[0] > 0
 
 

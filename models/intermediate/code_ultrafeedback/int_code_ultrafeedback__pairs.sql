@@ -9,7 +9,7 @@ with
 
 pairs as (
 
-    select * from {{ ref('int_code_ultrafeedback__response_pairs_enumerated') }}
+    select * from {{ ref('int_code_ultrafeedback__response_pairs_enumerated').include(database=False) }}
     where
         rating_a is not null
         and rating_b is not null
@@ -24,7 +24,7 @@ prompts as (
         preference,
         instruction,
         responses as response_list
-    from {{ ref('stg_code_ultrafeedback__prompts') }}
+    from {{ ref('stg_code_ultrafeedback__prompts').include(database=False) }}
 
 ),
 
@@ -33,7 +33,7 @@ quarantine as (
     select
         prompt_id,
         reason as quarantine_reason
-    from {{ ref('code_ultrafeedback_published_logic_quarantine') }}
+    from {{ ref('code_ultrafeedback_published_logic_quarantine').include(database=False) }}
 
 ),
 
@@ -43,7 +43,7 @@ duplicate_models as (
     select
         prompt_id,
         model
-    from {{ ref('int_code_ultrafeedback__responses_rated') }}
+    from {{ ref('int_code_ultrafeedback__responses_rated').include(database=False) }}
     where model is not null
     group by prompt_id, model
     having count(*) > 1

@@ -11,13 +11,13 @@ with
 
 trajectories as (
 
-    select * from {{ ref('rever_trajectories') }}
+    select * from {{ ref('rever_trajectories').include(database=False) }}
 
 ),
 
 rubrics as (
 
-    select * from {{ ref('int_rever__rubrics_parsed') }}
+    select * from {{ ref('int_rever__rubrics_parsed').include(database=False) }}
 
 ),
 

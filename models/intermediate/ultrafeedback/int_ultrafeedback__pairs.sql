@@ -7,7 +7,7 @@ with
 
 picks as (
 
-    select * from {{ ref('int_ultrafeedback__prompts_picked') }}
+    select * from {{ ref('int_ultrafeedback__prompts_picked').include(database=False) }}
     where has_pair
 
 ),
@@ -17,7 +17,7 @@ prompts as (
     select
         prompt_id,
         instruction
-    from {{ ref('stg_ultrafeedback__prompts') }}
+    from {{ ref('stg_ultrafeedback__prompts').include(database=False) }}
 
 ),
 
@@ -27,7 +27,7 @@ completion_texts as (
         prompt_id,
         completion_index,
         response
-    from {{ ref('int_ultrafeedback__completion_texts') }}
+    from {{ ref('int_ultrafeedback__completion_texts').include(database=False) }}
 
 ),
 
