@@ -81,8 +81,9 @@ fetch: install
 
 # Full-scale benchmark: generates seed 42 at SCALE (default 1.0) once into benchmarks/cache/,
 # then times the scan floor, `dbt build`, the plain-Python reference, the peer (benchmarks/peer.sql + VADER
-# on every core), a rebuild, the reference's marts alone, and `make test` on a clean clone of HEAD; checks
-# the reference's and the peer's outputs equal the marts, prints a table and the targets, writes
+# on every core) and the writing peer (the peer + copying every mart into a fresh DuckDB file), a rebuild,
+# the reference's marts alone, and `make test` on a clean clone of HEAD; checks the reference's and the
+# peer's outputs equal the marts, prints a table and the targets, writes
 # benchmarks/results/scale<SCALE>.json. About 15 minutes at scale 1.0 on 2 cores, 6 without `make test`
 # (`.venv/bin/python -m benchmarks.run --skip-make-test`).
 bench: install

@@ -12,6 +12,15 @@ project, in two parts, each run as its own process by ``benchmarks.run``:
   ``uf_critique_sentiment.parquet`` (critique_md5, critique_sentiment). Same rule as the
   warehouse: vaderSentiment's ``polarity_scores(text)["compound"]``, NULL for a blank critique.
 
+The peer writes keys, scores and picks, not the texts the marts publish. ``benchmarks.run`` also
+runs a third part, after the build:
+
+* ``write``: every public table of the built warehouse (the marts: the tables of schema ``main``)
+  written as it is into a fresh DuckDB file opened with ``profiles.yml``'s settings, one
+  ``create table <mart> as select * from src.main.<mart>`` per table with the warehouse attached
+  read-only. What any script giving users the same tables must at least pay to write them; the
+  peer plus this part is "the writing peer".
+
 The raw files are the ones the Hub's rule picks (``RawDataset.data_files``: Parquet or JSON, any
 layout), read with the same DuckDB ``threads`` and ``memory_limit`` as the build.
 
@@ -19,6 +28,7 @@ Usage::
 
     python -m benchmarks.peer sql   --raw-dir benchmarks/cache/seed42-scale1.0 --out /tmp/peer
     python -m benchmarks.peer vader --raw-dir benchmarks/cache/seed42-scale1.0 --out /tmp/peer
+    python -m benchmarks.peer write --warehouse warehouse.duckdb --out /tmp/peer/marts.duckdb
 """
 
 from __future__ import annotations
@@ -37,6 +47,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from preftools.contract import DATASETS_BY_KEY, duckdb_types
+from preftools.export import list_marts
 
 SQL_FILE = Path(__file__).with_name("peer.sql")
 # the tables peer.sql leaves, written to <out>/<name>.parquet (the reference's names)
@@ -47,6 +58,9 @@ SENTIMENT_OUTPUT = "uf_critique_sentiment"
 RAW_VIEWS = {"uf_raw": "ultrafeedback", "cuf_raw": "code_ultrafeedback",
              "rever_judge_raw": "rever_judge", "rever_rubric_raw": "rever_rubric"}
 BATCH_ROWS = 10_000  # critiques per record batch, and per task of the VADER pool
+# the DuckDB settings profiles.yml gives the warehouse (threads and memory_limit as the bench passes them)
+WAREHOUSE_SETTINGS = {"storage_compatibility_version": "v1.5.0", "preserve_insertion_order": False,
+                      "force_compression": "zstd"}
 
 CRITIQUES_SQL = """
     select md5(critique) as critique_md5, critique
@@ -169,21 +183,48 @@ def run_vader(raw_dir: Path, out: Path, threads: int = 2, memory_limit: str = "1
             "rows": {SENTIMENT_OUTPUT: len(scores)}}
 
 
+# ----------------------------------------------------------------------------- writing the public tables
+
+def run_write(warehouse: Path, out: Path, threads: int = 2, memory_limit: str = "1GB") -> dict:
+    """Every mart of ``warehouse`` copied as it is into the fresh DuckDB file ``out``, opened with
+    the warehouse's settings: one ``create table ... as select *`` per mart, the warehouse
+    attached read-only. Rows per table and the file's size."""
+    with duckdb.connect(str(warehouse), read_only=True) as src:
+        marts = list_marts(src)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    for old in (out, out.with_name(out.name + ".wal")):
+        old.unlink(missing_ok=True)
+    start = time.perf_counter()
+    con = duckdb.connect(str(out), config={**WAREHOUSE_SETTINGS, "threads": threads, "memory_limit": memory_limit})
+    con.execute(f"attach {sql_string(warehouse)} as src (read_only)")
+    rows = {name: con.execute(f'create table "{name}" as select * from src.main."{name}"').fetchone()[0]
+            for name in marts}
+    con.close()
+    return {"seconds": {"total": round(time.perf_counter() - start, 3)}, "output": str(out),
+            "bytes": out.stat().st_size, "tables": rows}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.peer", description=__doc__.split("\n\n")[0])
-    ap.add_argument("part", choices=["sql", "vader"])
-    ap.add_argument("--raw-dir", required=True, type=Path, help="RAW_DATA_DIR in the Hub layout")
-    ap.add_argument("--out", required=True, type=Path, help="folder for the output Parquet files")
+    ap.add_argument("part", choices=["sql", "vader", "write"])
+    ap.add_argument("--raw-dir", type=Path, help="RAW_DATA_DIR in the Hub layout (sql, vader)")
+    ap.add_argument("--warehouse", type=Path, help="the built warehouse whose marts are written (write)")
+    ap.add_argument("--out", required=True, type=Path,
+                    help="folder for the output Parquet files (sql, vader); the DuckDB file to write (write)")
     ap.add_argument("--threads", type=int, default=2, help="DuckDB threads")
     ap.add_argument("--memory-limit", default="1GB", help="DuckDB memory_limit")
     ap.add_argument("--random-seed", type=int, default=42,
                     help="seed of the alternates' draw (the warehouse's var random_seed)")
     ap.add_argument("--workers", type=int, default=None, help="VADER processes (default: os.cpu_count())")
     a = ap.parse_args(argv)
+    if (a.warehouse if a.part == "write" else a.raw_dir) is None:
+        ap.error(f"{a.part} needs {'--warehouse' if a.part == 'write' else '--raw-dir'}")
     if a.part == "sql":
         result = run_sql(a.raw_dir, a.out, a.threads, a.memory_limit, a.random_seed)
-    else:
+    elif a.part == "vader":
         result = run_vader(a.raw_dir, a.out, a.threads, a.memory_limit, a.workers)
+    else:
+        result = run_write(a.warehouse, a.out, a.threads, a.memory_limit)
     print(json.dumps(result))
     return 0
 
