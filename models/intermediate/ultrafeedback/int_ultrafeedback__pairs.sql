@@ -1,6 +1,6 @@
 -- One row per raw row with a preference pair (has_pair): the best-rated completion (chosen) vs
 -- its random alternate (rejected), in preference_pairs' columns. preference_pairs adds the
--- checks every dataset gets; ultrafeedback_curated takes the pair back from there.
+-- checks every dataset gets.
 {%- set scale = builtin_score_ranges()['ultrafeedback'] %}
 
 with
@@ -31,14 +31,36 @@ completion_texts as (
 
 ),
 
+-- the two picks' texts, one pass over the completions
+pair_texts as (
+
+    select
+        picks.prompt_id,
+        max(case
+            when completion_texts.completion_index = picks.best_rated_index
+                then completion_texts.response
+        end) as chosen_response,
+        max(case
+            when completion_texts.completion_index = picks.random_for_best_rated_index
+                then completion_texts.response
+        end) as rejected_response
+    from picks
+    inner join completion_texts
+        on
+            picks.prompt_id = completion_texts.prompt_id
+            and completion_texts.completion_index in (picks.best_rated_index, picks.random_for_best_rated_index)
+    group by picks.prompt_id
+
+),
+
 final as (
 
     select
         picks.prompt_id,
         picks.source,
         {{ chat_messages([('user', 'prompts.instruction')]) }} as prompt,
-        {{ chat_messages([('assistant', 'chosen_texts.response')]) }} as chosen,
-        {{ chat_messages([('assistant', 'rejected_texts.response')]) }} as rejected,
+        {{ chat_messages([('assistant', 'pair_texts.chosen_response')]) }} as chosen,
+        {{ chat_messages([('assistant', 'pair_texts.rejected_response')]) }} as rejected,
         picks.best_rated_model as chosen_model,
         picks.random_response_for_best_rated_model as rejected_model,
         picks.score_best_rated as chosen_score,
@@ -51,14 +73,8 @@ final as (
     from picks
     inner join prompts
         on picks.prompt_id = prompts.prompt_id
-    inner join completion_texts as chosen_texts
-        on
-            picks.prompt_id = chosen_texts.prompt_id
-            and picks.best_rated_index = chosen_texts.completion_index
-    inner join completion_texts as rejected_texts
-        on
-            picks.prompt_id = rejected_texts.prompt_id
-            and picks.random_for_best_rated_index = rejected_texts.completion_index
+    inner join pair_texts
+        on picks.prompt_id = pair_texts.prompt_id
 
 )
 

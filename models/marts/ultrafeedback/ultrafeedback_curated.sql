@@ -78,18 +78,10 @@ picked_texts as (
         max(case
             when completions.completion_index = picks.random_for_best_overall_index
                 then completions.response
-        end) as random_response_for_best_overall,
-        max(case
-            when completions.completion_index = picks.best_overall_index
-                then sentiments.critique_sentiment
-        end) as best_overall_score_response_critique_sentiment
+        end) as random_response_for_best_overall
     from picks
     inner join completion_texts as completions
         on picks.prompt_id = completions.prompt_id
-    left join sentiments
-        on
-            completions.prompt_id = sentiments.prompt_id
-            and completions.completion_index = sentiments.completion_index
     group by picks.prompt_id
 
 ),
@@ -117,7 +109,7 @@ joined as (
         picks.best_rated_is_different_from_best_overall,
         picked_texts.best_rated_response,
         picked_texts.best_overall_score_response,
-        picked_texts.best_overall_score_response_critique_sentiment,
+        sentiments.critique_sentiment as best_overall_score_response_critique_sentiment,
 
         ---------- random alternates
         picked_texts.random_response_for_best_rated,
@@ -163,6 +155,10 @@ joined as (
         on picks.prompt_id = prompts.prompt_id
     left join picked_texts
         on picks.prompt_id = picked_texts.prompt_id
+    left join sentiments
+        on
+            picks.prompt_id = sentiments.prompt_id
+            and picks.best_overall_index = sentiments.completion_index
     left join pairs
         on {{ preference_pair_id('ultrafeedback', 'picks.prompt_id') }} = pairs.pair_id
 
