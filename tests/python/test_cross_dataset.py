@@ -1,5 +1,5 @@
 """preference_pairs, judge_agreement and prompt_overlap checked row by row against an independent
-Python reading of the raw Parquet (rules from issues 3-6 and 13, not from the SQL)."""
+Python reading of the raw Parquet (rules from docs/marts.md and models/docs/, not from the SQL)."""
 
 from __future__ import annotations
 
@@ -35,8 +35,8 @@ def ultrafeedback_raw(warehouse):
 
 
 # --------------------------------------------------------------------------- preference_pairs
-# Every row of preference_pairs is rebuilt here from the raw Parquet with the rules of issues 3-6
-# and 13 (the per-dataset rules come from the dataset tests' independent implementations), then
+# Every row of preference_pairs is rebuilt here from the raw Parquet with the documented rules
+# (the per-dataset rules come from the dataset tests' independent implementations), then
 # compared column by column: texts (in TRL's explicit-prompt form), models, scores, margins,
 # integrity flags and the export split.
 

@@ -1,4 +1,4 @@
-"""The Parquet export (issue 6 "Export", issue 8 "atomic results"): every mart of the session
+"""The Parquet export (docs/training.md "Export"; results written atomically): every mart of the session
 warehouse is exported, then read back with pyarrow, DuckDB and Hugging Face ``datasets`` and
 compared with the DuckDB tables; re-exports are byte-identical; failures (unwritable directory,
 a write error mid-export, SIGTERM, SIGKILL, a locked or missing warehouse) leave the previous
@@ -34,7 +34,7 @@ from preftools import export as ex
 pytestmark = pytest.mark.slow
 
 FILE_NAME = re.compile(r"(?P<split>\w+(?:\.\w+)*)-(?P<index>\d{5})-of-(?P<total>\d{5})\.parquet")
-MAX_FILE_BYTES = 500 * 1000 * 1000  # "files under about 500 MB each" (issue 6)
+MAX_FILE_BYTES = 500 * 1000 * 1000  # files under about 500 MB each, as the Hub advises
 TRL_ROLES = {"system", "user", "assistant"}
 
 
