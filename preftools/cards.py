@@ -30,7 +30,7 @@ import json
 import os
 import re
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 CARD_NAME = "README.md"
@@ -114,6 +114,9 @@ class CardContext:
     # training_mixture's make-up, one dict per dataset (dataset, fraction, n_clean_pairs,
     # n_taken; fraction None when not recorded); None when the warehouse has no training_mixture
     mixture: list[dict] | None = None
+    # per dataset: its `dataset` row of pair_bias_profile ("profile") and its rows of
+    # truncation_collapse ("collapse"); empty when the warehouse has neither table
+    biases: dict[str, dict] = field(default_factory=dict)
 
     def revision(self, d: SourceDataset) -> str:
         return self.raw_revisions.get(d.hub_id, "unknown")
@@ -365,7 +368,8 @@ def read_mixture(con) -> list[dict] | None:
     ).fetchall()[0][0]
     if exists:
         cur = con.execute(
-            f"select dataset, fraction, n_clean_pairs, n_taken from {_quote(schema)}.{_quote(view)} "
+            f"select dataset, fraction, n_clean_pairs, n_taken, n_taken_chosen_longer, n_taken_rejected_longer, "
+            f"length_balanced from {_quote(schema)}.{_quote(view)} "
             "order by mixture_order, dataset"
         )
     else:
@@ -380,6 +384,25 @@ def read_mixture(con) -> list[dict] | None:
     return [dict(zip(names, row)) for row in cur.fetchall()]
 
 
+def read_biases(con) -> dict[str, dict]:
+    """Each dataset's row of pair_bias_profile (slice_kind `dataset`) and rows of
+    truncation_collapse, for the cards' "Known biases" section."""
+    biases: dict[str, dict] = {}
+
+    def rows(sql: str) -> list[dict]:
+        cur = con.execute(sql)
+        names = [d[0] for d in cur.description]
+        return [dict(zip(names, row)) for row in cur.fetchall()]
+
+    if _table_exists(con, "main", "pair_bias_profile"):
+        for row in rows("select * from main.pair_bias_profile where slice_kind = 'dataset' order by dataset"):
+            biases.setdefault(row["dataset"], {"profile": None, "collapse": []})["profile"] = row
+    if _table_exists(con, "main", "truncation_collapse"):
+        for row in rows("select * from main.truncation_collapse order by dataset, budget_tokens"):
+            biases.setdefault(row["dataset"], {"profile": None, "collapse": []})["collapse"].append(row)
+    return biases
+
+
 def read_context(con, build, exported_with: str) -> CardContext:
     registry, in_warehouse = read_registry(con)
     row = _build_row(build)
@@ -392,6 +415,7 @@ def read_context(con, build, exported_with: str) -> CardContext:
         project_commit=project_commit(),
         exported_with=exported_with,
         mixture=read_mixture(con),
+        biases=read_biases(con),
     )
 
 
@@ -526,6 +550,71 @@ def _mixture_table(mixture: list[dict]) -> list[str]:
         )
     total = sum(m.get("n_taken") or 0 for m in mixture)
     out += [f"| **total** | | | **{total:,}** |", ""]
+    if any(m.get("length_balanced") for m in mixture):
+        out += [
+            "**Length-balanced** (the var `mixture_length_balanced`): of each dataset's draw, only as many "
+            "pairs whose chosen response is the longer one were kept as pairs whose rejected response is "
+            "(the first ones in the draw; pairs of equal length all kept), so \"the longer response wins\" "
+            "is at chance in this mixture: "
+            + "; ".join(f"{_cell(m['dataset'])} {m.get('n_taken_chosen_longer') or 0:,} chosen longer, "
+                        f"{m.get('n_taken_rejected_longer') or 0:,} rejected longer" for m in mixture)
+            + ".",
+            "",
+        ]
+    return out
+
+
+def _number(value, digits: int = 1) -> str:
+    return "—" if value is None else f"{value:,.{digits}f}"
+
+
+def _biases_section(datasets: list[str], biases: dict[str, dict]) -> list[str]:
+    """The "Known biases" section: the datasets' rows of pair_bias_profile and truncation_collapse."""
+    profiles = [(d, biases[d]["profile"]) for d in datasets if biases.get(d, {}).get("profile")]
+    collapses = [(d, r) for d in datasets for r in biases.get(d, {}).get("collapse", [])]
+    if not profiles and not collapses:
+        return []
+    out = [
+        "## Known biases",
+        "",
+        "Measured on the clean training pairs of `preference_pairs` (tables `pair_bias_profile` and "
+        "`truncation_collapse` of the warehouse, which also slice by source and chosen model). A "
+        "reward model learns length from preference data: *chosen longer* is how often \"the longer "
+        "response wins\" is right among pairs of unequal length (50% is no bias). Format patterns: the "
+        "share of pairs whose chosen / rejected response has one.",
+        "",
+    ]
+    if profiles:
+        patterns = ("list", "bold", "header", "code", "link", "emoji")
+        out += [
+            "| dataset | pairs | chosen longer | mean chars chosen / rejected | length-margin corr. | "
+            + " | ".join(f"{p} % chosen / rejected" for p in patterns) + " |",
+            "|---|---:|---:|---:|---:|" + "---:|" * len(patterns),
+        ]
+        for d, p in profiles:
+            cells = [
+                _cell(d), f"{p['n_pairs']:,}",
+                "—" if p["pct_chosen_longer"] is None else f"{p['pct_chosen_longer']:.1f}%",
+                f"{_number(p['mean_chosen_len'], 0)} / {_number(p['mean_rejected_len'], 0)}",
+                _number(p["length_margin_corr"], 3),
+            ] + [f"{_number(p[f'pct_chosen_{x}'])} / {_number(p[f'pct_rejected_{x}'])}" for x in patterns]
+            out.append("| " + " | ".join(cells) + " |")
+        out += [""]
+    if collapses:
+        counted = sorted({r["counted_with"] for _, r in collapses})
+        out += [
+            "Truncation: pairs whose chosen and rejected responses become the same sequence when prompt + "
+            "response are truncated to the budget (they differ only after it; tokens counted as "
+            + ", ".join(f"`{c}`" for c in counted) + ").",
+            "",
+            "| dataset | budget (tokens) | pairs collapsed | % |",
+            "|---|---:|---:|---:|",
+        ]
+        out += [
+            f"| {_cell(d)} | {r['budget_tokens']:,} | {r['n_collapsed']:,} of {r['n_pairs']:,} | {r['pct_collapsed']:.1f}% |"
+            for d, r in collapses
+        ]
+        out += [""]
     return out
 
 
@@ -618,6 +707,10 @@ def render_card(
 
     if mart == MIXTURE_MART and context.mixture:
         out += _mixture_table(context.mixture)
+    if training or "is_flagged" in {c for c, _ in columns}:  # the tables of training pairs
+        # a dataset of preference_pairs is a built-in group (rever: rever_judge + rever_rubric) or an entry
+        named = [name for d in sources for name in (d.group, d.key)] + train_splits
+        out += _biases_section(list(dict.fromkeys(named)), context.biases)
 
     # how to use
     load_line = 'ds = load_dataset("ORG/NAME")  # the Hub id of this dataset, or the local folder holding this card'

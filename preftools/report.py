@@ -622,6 +622,58 @@ def training_mixture_section(con, tables: set[str]) -> Section:
     table.append(["total", "", _num(sum(r["n_clean_pairs"] for r in rows)), _num(sum(r["n_taken"] for r in rows))])
     section.tables.append(Table("training-mixture", ["dataset", "fraction asked", "clean pairs", "pairs taken"],
                                 table, numeric={1, 2, 3}))
+    if any(r.get("length_balanced") for r in rows):
+        section.notes.append(
+            "Length-balanced (var mixture_length_balanced): of each dataset's draw, as many chosen-longer as "
+            "rejected-longer pairs were kept: "
+            + "; ".join(f"{r['dataset']} {_num(r['n_taken_chosen_longer'])} / {_num(r['n_taken_rejected_longer'])}"
+                        for r in rows) + "."
+        )
+    return section
+
+
+def known_biases_section(con, tables: set[str]) -> Section:
+    import altair as alt
+
+    section = Section(
+        "known-biases",
+        "Known biases",
+        "Known biases: length and truncation, per dataset",
+        "Over the clean training pairs of preference_pairs. A reward model learns length from preference data: "
+        "the first chart shows how often the chosen response is the longer one (among pairs of unequal "
+        "length; 50% is no bias), per dataset and per source and chosen model (slices of 20 pairs or more). "
+        "The second shows the pairs that collapse when prompt + response are truncated to a token budget: "
+        "chosen and rejected differ only after it, so the truncated pair teaches nothing. pair_bias_profile "
+        "also has the format patterns (lists, bold, headers, code, links, emojis) of each side.",
+        ["pair_bias_profile", "truncation_collapse"],
+    )
+    if not _require(section, tables, ["rpt_length_bias", "rpt_truncation_collapse"]):
+        return section
+    lengths = fetch_rows(con, "select * from reporting.rpt_length_bias order by dataset, slice_kind, slice")
+    if lengths:
+        bars = alt.Chart(_data(lengths)).mark_bar().encode(
+            x=alt.X("pct_chosen_longer:Q", title="chosen response longer (% of pairs of unequal length)",
+                    scale=alt.Scale(domain=[0, 100])),
+            y=alt.Y("slice:N", title=None, sort=None),
+            row=alt.Row("dataset:N", title=None, header=alt.Header(labelAngle=0, labelAlign="left")),
+            color=alt.Color("slice_kind:N", title="slice"),
+            tooltip=[alt.Tooltip("dataset:N"), alt.Tooltip("slice_kind:N"), alt.Tooltip("slice:N"),
+                     alt.Tooltip("n_pairs:Q", title="pairs"), alt.Tooltip("pct_chosen_longer:Q", format=".1f")],
+        ).properties(width=480, title="How often the longer response is the chosen one")
+        section.charts.append(Chart("length-bias", _spec(bars), lengths))
+    else:
+        section.notes.append("No clean pair of unequal length: no length share to show.")
+    collapse = fetch_rows(con, "select * from reporting.rpt_truncation_collapse order by dataset, budget_tokens")
+    if collapse:
+        lines = alt.Chart(_data(collapse)).mark_line(point=True).encode(
+            x=alt.X("budget_tokens:O", title=f"token budget ({collapse[0]['counted_with']})"),
+            y=alt.Y("pct_collapsed:Q", title="pairs collapsed (%)"),
+            color=alt.Color("dataset:N", title="dataset"),
+            tooltip=[alt.Tooltip("dataset:N"), alt.Tooltip("budget_tokens:O", title="budget"),
+                     alt.Tooltip("n_collapsed:Q", title="collapsed"), alt.Tooltip("n_pairs:Q", title="pairs"),
+                     alt.Tooltip("pct_collapsed:Q", format=".2f")],
+        ).properties(width=480, title="Pairs identical after truncation, by budget")
+        section.charts.append(Chart("truncation-collapse", _spec(lines), collapse))
     return section
 
 
@@ -649,6 +701,7 @@ SECTIONS: list[Callable] = [
     rever_section,
     judge_agreement_section,
     extra_datasets_sections,
+    known_biases_section,
     training_mixture_section,
 ]
 

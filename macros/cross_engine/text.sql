@@ -49,3 +49,10 @@
 {% macro parse_number(expr) -%}
     try_cast(trim(cast({{ expr }} as {{ dbt.type_string() }})) as double)
 {%- endmacro %}
+
+{#- Does a text contain a match of a regex (RE2 syntax, as on DuckDB)? NULL for NULL. -#}
+{% macro regex_contains(expr, pattern) -%}
+    {{ return(adapter.dispatch('regex_contains', 'preference_warehouse')(expr, pattern)) }}
+{%- endmacro %}
+{% macro default__regex_contains(expr, pattern) -%} regexp_matches({{ expr }}, '{{ pattern }}') {%- endmacro %}
+{% macro spark__regex_contains(expr, pattern) -%} ({{ expr }} rlike {{ preference_warehouse.spark_regex_literal(pattern) }}) {%- endmacro %}

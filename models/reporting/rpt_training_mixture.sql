@@ -1,8 +1,10 @@
 -- What training_mixture took from where: per dataset of the `mixture` var, in its order, the
 -- fraction asked, the dataset's clean pairs in preference_pairs (no integrity flag) and the pairs
 -- taken. No row when `mixture` is not set. Read by the report and by the training_mixture
--- dataset card (the fractions are only in the var).
+-- dataset card (the fractions are only in the var). With length_balanced (the var
+-- mixture_length_balanced), the taken pairs' chosen-longer and rejected-longer counts are equal.
 {%- set mixture = mixture_fractions() %}
+{%- set length_balanced = var('mixture_length_balanced', false) | string | lower in ['true', '1', 'yes'] %}
 
 with
 
@@ -15,6 +17,16 @@ preference_pairs as (
 training_mixture as (
 
     select * from {{ ref('training_mixture').include(database=False) }}
+
+),
+
+lengths as (
+
+    select
+        pair_id,
+        chosen_len,
+        rejected_len
+    from {{ ref('int_preference_pairs__bias_features').include(database=False) }}
 
 ),
 
@@ -51,10 +63,14 @@ clean_pairs as (
 taken as (
 
     select
-        dataset,
-        count(*) as n_taken
+        training_mixture.dataset,
+        count(*) as n_taken,
+        sum(case when lengths.chosen_len > lengths.rejected_len then 1 else 0 end) as n_taken_chosen_longer,
+        sum(case when lengths.chosen_len < lengths.rejected_len then 1 else 0 end) as n_taken_rejected_longer
     from training_mixture
-    group by dataset
+    left join lengths
+        on training_mixture.pair_id = lengths.pair_id
+    group by training_mixture.dataset
 
 ),
 
@@ -65,7 +81,10 @@ final as (
         asked.dataset,
         asked.fraction,
         coalesce(clean_pairs.n_clean_pairs, 0) as n_clean_pairs,
-        coalesce(taken.n_taken, 0) as n_taken
+        coalesce(taken.n_taken, 0) as n_taken,
+        coalesce(taken.n_taken_chosen_longer, 0) as n_taken_chosen_longer,
+        coalesce(taken.n_taken_rejected_longer, 0) as n_taken_rejected_longer,
+        {{ 'true' if length_balanced else 'false' }} as length_balanced
     from asked
     left join clean_pairs
         on asked.dataset = clean_pairs.dataset

@@ -17,6 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from preftools.generate import biases
 from preftools.generate.common import GenerationRun, concat, n_planted, rng_for, segments, take_strings
 from preftools.generate.extra_common import (
     ASSISTANT,
@@ -226,8 +227,16 @@ def generate_argilla(run: GenerationRun, scale: float, manifest: dict, write: bo
         "tied_scores": _tie_scores("chosen-rating", "rejected-rating"), CROSS_DUPLICATE: repeat_h4,
     }
 
+    bias_planted: dict[str, list[list]] = {}
+    planned = np.concatenate([*plan.rows.values(), plan.donors]).astype(np.int64)
+
     def tables(path: str, index: int, first: int, count: int) -> pa.Table:
-        table = apply_plan(_argilla_rows(run, rng_for(run.seed, "extra", "argilla", index), count), first, plan, edits)
+        table = _argilla_rows(run, rng_for(run.seed, "extra", "argilla", index), count)
+        free = ~np.isin(np.arange(first, first + count), planned)
+        table, bias_rows = biases.plant(rng_for(run.seed, "extra", "argilla", "biases", index), table, free)
+        for kind, positions in bias_rows.items():
+            bias_planted.setdefault(kind, []).extend([path, first + p] for p in positions)
+        table = apply_plan(table, first, plan, edits)
         donors.extend(Donor(r["prompt"], r["chosen"][1]["content"], r["rejected"][1]["content"], r["chosen-rating"],
                             r["rejected-rating"]) for r in take_rows(table, first, plan.donors))
         return table
@@ -235,7 +244,7 @@ def generate_argilla(run: GenerationRun, scale: float, manifest: dict, write: bo
     write_stand_in(run, scale, ARGILLA, ARGILLA_SCHEMA, tables, manifest, write)
     if write:
         record_planted(manifest, ARGILLA.key, _planted(plan, ONE_TRAIN_FILE),
-                       donor_rows=_rows_of(plan.donors, ONE_TRAIN_FILE))
+                       donor_rows=_rows_of(plan.donors, ONE_TRAIN_FILE), bias_planted=bias_planted)
     return donors
 
 

@@ -737,3 +737,47 @@ def test_dpo_trainer_on_extra_splits(extra_tables, extra_tokenizer, tmp_path, na
         assert extra_tokenizer.decode(ex["prompt_ids"]) == extra_tokenizer.apply_chat_template(
             row["prompt"], add_generation_prompt=True, tokenize=False)
     assert_trained(trainer)
+
+
+# --------------------------------------------------------------------------------------------
+# truncation counted by a real tokenizer (the var tokenizer_file)
+
+
+def test_truncation_collapse_counts_with_a_tokenizer(warehouse, tokenizer, tmp_path):
+    """With tokenizer_file, a pair collapses at budget B when the prompt's tokens plus the leading
+    tokens chosen and rejected share reach B (texts: contents joined by "\\n"; no special tokens),
+    counted here with the same tokenizer.json through the `tokenizers` library."""
+    import shutil
+
+    from conftest import run_dbt
+
+    path = tmp_path / "tokenizer.json"
+    tokenizer.backend_tokenizer.save(str(path))
+    db = tmp_path / "tokens.duckdb"
+    shutil.copy2(warehouse.path, db)
+    budgets = [64, 256, 1024]
+    run_dbt(["build", "--select", "int_preference_pairs__token_counts+", "--vars",
+             f'{{"tokenizer_file": "{path}", "truncation_budgets": {budgets}}}'],
+            warehouse.raw_dir, db, tmp_path / "work")
+
+    def text(messages):
+        return "\n".join(m["content"] for m in messages if m["content"] is not None)
+
+    def count(t):
+        return len(tokenizer.backend_tokenizer.encode(t, add_special_tokens=False).ids)
+
+    expected = Counter()
+    for row in warehouse.rows("select * from main.preference_pairs where split = dataset"):
+        chosen = tokenizer.backend_tokenizer.encode(text(row["chosen"]), add_special_tokens=False).ids
+        rejected = tokenizer.backend_tokenizer.encode(text(row["rejected"]), add_special_tokens=False).ids
+        shared = next((i for i, (a, b) in enumerate(zip(chosen, rejected)) if a != b), min(len(chosen), len(rejected)))
+        for budget in budgets:
+            expected[(row["dataset"], budget)] += count(text(row["prompt"])) + shared >= budget
+    import duckdb
+
+    with duckdb.connect(str(db), read_only=True) as con:
+        rows = con.execute("select dataset, budget_tokens, n_collapsed, counted_with from main.truncation_collapse").fetchall()
+    assert {(d, b): n for d, b, n, _ in rows} == {k: expected[k] for k in {(d, b) for d, b, _, _ in rows}}
+    assert {(d, b) for d, b, _, _ in rows} == {(d, b) for d in {k[0] for k in expected} for b in budgets}
+    assert {c for *_, c in rows} == {"tokenizer: tokenizer.json"}
+    assert 0 < sum(n for _, b, n, _ in rows if b == budgets[-1]) < sum(n for _, b, n, _ in rows if b == budgets[0])

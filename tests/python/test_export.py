@@ -606,6 +606,26 @@ def test_card_describes_the_columns_from_the_catalog(exported, con):
     assert table_comment.strip().replace("<", "&lt;") in body
 
 
+def test_cards_carry_the_known_biases(exported, con):
+    """Each training table's card has its datasets' rows of pair_bias_profile (slice `dataset`)
+    and truncation_collapse; a card of another mart has none."""
+    profile = duck_rows(con, "select * from main.pair_bias_profile where slice_kind = 'dataset'")
+    collapse = duck_rows(con, "select * from main.truncation_collapse")
+    for mart, datasets in {"preference_pairs": {r["dataset"] for r in profile},
+                           "ultrafeedback_curated": {"ultrafeedback"}, "rever_pairs": {"rever"}}.items():
+        body = (exported / mart / "README.md").read_text(encoding="utf-8")
+        section = body.split("## Known biases", 1)[1].split("\n## ", 1)[0]
+        rows = [r for r in profile if r["dataset"] in datasets]
+        assert rows and {line.split(" | ")[0].lstrip("| ") for line in section.splitlines()
+                         if line.startswith("| ") and " | " in line and not line.startswith("| dataset")} == datasets, mart
+        for r in rows:
+            assert f"| {r['dataset']} | {r['n_pairs']:,} | {r['pct_chosen_longer']:.1f}% |" in section, (mart, r["dataset"])
+        for r in collapse:
+            line = f"| {r['dataset']} | {r['budget_tokens']:,} | {r['n_collapsed']:,} of {r['n_pairs']:,} |"
+            assert (line in section) == (r["dataset"] in datasets), (mart, line)
+    assert "## Known biases" not in (exported / "ultrafeedback_completion_scores" / "README.md").read_text(encoding="utf-8")
+
+
 def test_card_provenance(exported, warehouse, con):
     (build,) = duck_rows(con, "select * from meta.warehouse_build_info")
     body = (exported / "preference_pairs" / "README.md").read_text(encoding="utf-8")

@@ -39,7 +39,7 @@ CHROMIUM_FLAGS = [
 ]
 CHART_IDS = [
     "uf-score-grid", "uf-model-bug", "uf-disagreement", "cuf-reasons", "cuf-pairs",
-    "rever-margins", "rever-tool-calls", "judge-agreement",
+    "rever-margins", "rever-tool-calls", "judge-agreement", "length-bias", "truncation-collapse",
 ]
 VALID_RATINGS = {"1", "2", "3", "4", "5"}
 
@@ -315,6 +315,22 @@ def test_code_ultrafeedback_chart_data(specs, warehouse):
     got = {(r["preference"], r["reason"]): r["n_pairs"] for r in spec_values(specs["cuf-reasons"])}
     assert got == expected
     assert sum(got.values()) > 0, "the generated data plants script bugs: some pairs must differ"
+
+
+def test_known_biases_chart_data(specs, warehouse):
+    """The charts draw pair_bias_profile (every dataset slice, other slices of 20 pairs or more,
+    those with a pair of unequal length) and truncation_collapse, row for row."""
+    profile = warehouse.rows("select * from main.pair_bias_profile")
+    expected = {(r["dataset"], r["slice_kind"], r["slice"]): round(r["pct_chosen_longer"], 6) for r in profile
+                if r["pct_chosen_longer"] is not None and (r["slice_kind"] == "dataset" or r["n_pairs"] >= 20)}
+    got = {(r["dataset"], r["slice_kind"], r["slice"]): r["pct_chosen_longer"] for r in spec_values(specs["length-bias"])}
+    assert got == expected
+    assert {k[0] for k in got} == {r["dataset"] for r in profile}
+    collapse = {(r["dataset"], r["budget_tokens"]): r["n_collapsed"]
+                for r in warehouse.rows("select * from main.truncation_collapse")}
+    assert {(r["dataset"], r["budget_tokens"]): r["n_collapsed"]
+            for r in spec_values(specs["truncation-collapse"])} == collapse
+    assert sum(collapse.values()) > 0, "the generated data plants pairs that collapse"
 
 
 def test_rever_chart_data(specs, warehouse, report):

@@ -3,7 +3,11 @@
 -- one of the dataset registered first), the first round(fraction x n) in an order drawn from
 -- random_seed (stable_hash(random_seed, 'mixture', pair_id)). preference_pairs' columns, split
 -- `training_mixture`, and mixture_rank (1-based position in the dataset's draw).
+-- With the var mixture_length_balanced, of each dataset's draw only as many chosen-longer pairs
+-- as rejected-longer ones are kept (the first ones by mixture_rank; pairs of equal length all
+-- kept), so "the longer response wins" is at chance in what is trained on.
 {%- set mixture = mixture_fractions() %}
+{%- set length_balanced = var('mixture_length_balanced', false) | string | lower in ['true', '1', 'yes'] %}
 
 with
 
@@ -41,6 +45,58 @@ drawn as (
 
 ),
 
+taken as (
+
+    select * from drawn
+    where mixture_rank <= floor(fraction * n_clean_pairs + 0.5)
+
+),
+{%- if length_balanced %}
+
+lengths as (
+
+    select
+        pair_id,
+        case
+            when chosen_len > rejected_len then 'chosen'
+            when chosen_len < rejected_len then 'rejected'
+            else 'equal'
+        end as longer_side
+    from {{ ref('int_preference_pairs__bias_features') }}
+
+),
+
+sided as (
+
+    select
+        taken.*,
+        lengths.longer_side,
+        row_number() over (partition by taken.dataset, lengths.longer_side order by taken.mixture_rank) as side_rank,
+        sum(case when lengths.longer_side = 'chosen' then 1 else 0 end) over (partition by taken.dataset)
+            as n_chosen_longer,
+        sum(case when lengths.longer_side = 'rejected' then 1 else 0 end) over (partition by taken.dataset)
+            as n_rejected_longer
+    from taken
+    inner join lengths
+        on taken.pair_id = lengths.pair_id
+
+),
+
+kept as (
+
+    select * from sided
+    where longer_side = 'equal' or side_rank <= least(n_chosen_longer, n_rejected_longer)
+
+),
+{%- else %}
+
+kept as (
+
+    select * from taken
+
+),
+{%- endif %}
+
 final as (
 
     select
@@ -71,8 +127,7 @@ final as (
 
         ---------- mixture
         cast(mixture_rank as bigint) as mixture_rank
-    from drawn
-    where mixture_rank <= floor(fraction * n_clean_pairs + 0.5)
+    from kept
 
 )
 
