@@ -136,13 +136,14 @@
     nullif(array_join(transform(filter({{ expr }}, m -> m.role = 'user'), m -> m.content), '\n\n'), '')
 {%- endmacro %}
 
-{#- A message list's contents joined by a newline: the text of a response ('' for no turn). -#}
+{#- A message list's contents joined by a newline, NULL contents left out: the text of a response
+    ('' for no turn or no content). -#}
 {% macro messages_content_text(expr) -%}
     {{ return(adapter.dispatch('messages_content_text', 'preference_warehouse')(expr)) }}
 {%- endmacro %}
 {% macro default__messages_content_text(expr) -%}
-    array_to_string(list_transform({{ expr }}, lambda m: m.content), chr(10))
+    coalesce(array_to_string(list_transform({{ expr }}, lambda m: m.content), chr(10)), '')
 {%- endmacro %}
 {% macro spark__messages_content_text(expr) -%}
-    array_join(transform({{ expr }}, m -> m.content), '\n')
+    coalesce(array_join(transform({{ expr }}, m -> m.content), '\n'), '')
 {%- endmacro %}

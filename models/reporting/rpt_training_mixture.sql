@@ -65,8 +65,8 @@ taken as (
     select
         training_mixture.dataset,
         count(*) as n_taken,
-        sum(case when lengths.chosen_len > lengths.rejected_len then 1 else 0 end) as n_taken_chosen_longer,
-        sum(case when lengths.chosen_len < lengths.rejected_len then 1 else 0 end) as n_taken_rejected_longer
+        cast(sum(case when lengths.chosen_len > lengths.rejected_len then 1 else 0 end) as bigint) as n_taken_chosen_longer,
+        cast(sum(case when lengths.chosen_len < lengths.rejected_len then 1 else 0 end) as bigint) as n_taken_rejected_longer
     from training_mixture
     left join lengths
         on training_mixture.pair_id = lengths.pair_id

@@ -48,12 +48,17 @@ counted as (
         sum(case when chosen_len > rejected_len then 1 else 0 end) as n_chosen_longer,
         sum(case when chosen_len < rejected_len then 1 else 0 end) as n_rejected_longer,
         sum(case when chosen_len = rejected_len then 1 else 0 end) as n_equal_length,
-        avg(cast(chosen_len as double)) as mean_chosen_len,
-        avg(cast(rejected_len as double)) as mean_rejected_len,
+        -- sums of integers and exact decimals (exact_mean): the same figures whatever the row order
+        cast(sum(chosen_len) as double) / count(*) as mean_chosen_len,
+        cast(sum(rejected_len) as double) / count(*) as mean_rejected_len,
         count(margin) as n_scored_pairs,
-        var_pop(case when margin is not null then cast(length_difference as double) end) as length_difference_variance,
-        var_pop(margin) as margin_variance,
-        corr(cast(length_difference as double), margin) as length_margin_corr,
+        min(case when margin is not null then length_difference end) < max(case when margin is not null then length_difference end)
+            and min(margin) < max(margin) as both_vary,
+        {{ exact_mean('case when margin is not null then length_difference end') }} as mean_x,
+        {{ exact_mean('margin') }} as mean_y,
+        {{ exact_mean('length_difference * margin') }} as mean_xy,
+        {{ exact_mean('case when margin is not null then length_difference * length_difference end') }} as mean_xx,
+        {{ exact_mean('margin * margin') }} as mean_yy,
         {%- for name in patterns %}
         sum(case when chosen_has_{{ name }} then 1 else 0 end) as n_chosen_{{ name }},
         sum(case when rejected_has_{{ name }} then 1 else 0 end) as n_rejected_{{ name }}{{ ',' if not loop.last }}
@@ -82,9 +87,10 @@ final as (
         end as pct_chosen_longer,
         mean_chosen_len,
         mean_rejected_len,
+        -- Pearson's r from the means: cov(x, y) / sqrt(var(x) var(y))
         case
-            when n_scored_pairs >= 3 and length_difference_variance > 0 and margin_variance > 0
-                then length_margin_corr
+            when n_scored_pairs >= 3 and both_vary and (mean_xx - mean_x * mean_x) * (mean_yy - mean_y * mean_y) > 0
+                then (mean_xy - mean_x * mean_y) / sqrt((mean_xx - mean_x * mean_x) * (mean_yy - mean_y * mean_y))
         end as length_margin_corr,
 
         ---------- format patterns (share of pairs, 0-100)
