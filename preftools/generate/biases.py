@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from preftools.generate.common import concat
+from preftools.generate.extra_common import replace_rows
 
 LONGER_SOURCE = "sharegpt"
 LONGER_SHARE = 0.8  # of that source's rows, the share whose chosen response is lengthened
@@ -97,10 +98,6 @@ def plant(rng: np.random.Generator, table: pa.Table, free: np.ndarray) -> tuple[
             chosen["content"] = shared + "Yes: " + chosen["content"]
             rejected["content"] = shared + "No: " + rejected["content"]
         changes[position] = row
-    if not changes:
-        return table, rows
-    from preftools.generate.extra_common import replace_rows
-
     return replace_rows(table, changes), rows
 
 

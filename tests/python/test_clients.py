@@ -24,6 +24,7 @@ from __future__ import annotations
 import copy
 import math
 import re
+import shutil
 import subprocess
 import sys
 from collections import Counter
@@ -37,6 +38,7 @@ pytest.importorskip(
 )
 
 import datasets  # noqa: E402
+import duckdb  # noqa: E402
 import torch  # noqa: E402
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers  # noqa: E402
 from transformers import (  # noqa: E402
@@ -52,7 +54,7 @@ from trl.data_utils import (  # noqa: E402
     maybe_extract_prompt,
 )
 
-from conftest import REPO  # noqa: E402
+from conftest import REPO, run_dbt  # noqa: E402
 
 pytestmark = [pytest.mark.clients, pytest.mark.slow]
 
@@ -747,10 +749,6 @@ def test_truncation_collapse_counts_with_a_tokenizer(warehouse, tokenizer, tmp_p
     """With tokenizer_file, a pair collapses at budget B when the prompt's tokens plus the leading
     tokens chosen and rejected share reach B (texts: contents joined by "\\n"; no special tokens),
     counted here with the same tokenizer.json through the `tokenizers` library."""
-    import shutil
-
-    from conftest import run_dbt
-
     path = tmp_path / "tokenizer.json"
     tokenizer.backend_tokenizer.save(str(path))
     db = tmp_path / "tokens.duckdb"
@@ -773,8 +771,6 @@ def test_truncation_collapse_counts_with_a_tokenizer(warehouse, tokenizer, tmp_p
         shared = next((i for i, (a, b) in enumerate(zip(chosen, rejected)) if a != b), min(len(chosen), len(rejected)))
         for budget in budgets:
             expected[(row["dataset"], budget)] += count(text(row["prompt"])) + shared >= budget
-    import duckdb
-
     with duckdb.connect(str(db), read_only=True) as con:
         rows = con.execute("select dataset, budget_tokens, n_collapsed, counted_with from main.truncation_collapse").fetchall()
     assert {(d, b): n for d, b, n, _ in rows} == {k: expected[k] for k in {(d, b) for d, b, _, _ in rows}}
