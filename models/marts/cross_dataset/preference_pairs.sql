@@ -164,7 +164,10 @@ unioned as (
 ),
 
 -- the keys of the duplicate checks, and the checks' windows, on a narrow table (pair_id is unique
--- across datasets): windows over the wide rows would sort every text
+-- across datasets): windows over the wide rows would sort every text. An exact copy has the same
+-- prompt text, so the exact texts are hashed only for the pairs whose prompt text repeats within
+-- their dataset (most prompts have one pair), and a cross-dataset duplicate has its copy's prompt
+-- text, so only the responses of a prompt text that more than one dataset has are normalized
 keyed as (
 
     select
@@ -175,40 +178,41 @@ keyed as (
         source_row,
         chosen_index,
         rejected_index,
-        {{ stable_hash([messages_exact_key('prompt'), messages_exact_key('chosen'), messages_exact_key('rejected')]) }}
-            as exact_pair_key,
         {{ stable_hash([messages_text_key('prompt')]) }} as prompt_text_key
     from unioned
 
 ),
 
--- a cross-dataset duplicate has its copy's prompt text, so only the pairs of a prompt text that
--- more than one dataset has can be one: only their responses are lower-cased and hashed (the
--- responses are nine tenths of the text, and normalizing all of them was most of this model's time)
 prompt_shared as (
 
     select
         *,
+        count(*) over (partition by dataset, prompt_text_key) > 1 as is_prompt_repeated,
         min(registry_order) over (partition by prompt_text_key)
             < max(registry_order) over (partition by prompt_text_key) as is_prompt_shared
     from keyed
 
 ),
 
-text_keyed as (
+pair_keys as (
 
     select
         unioned.pair_id,
         unioned.registry_order,
-        {{ stable_hash([
-            'prompt_shared.prompt_text_key',
-            messages_text_key('unioned.chosen'),
-            messages_text_key('unioned.rejected'),
-        ]) }} as text_pair_key
+        case when prompt_shared.is_prompt_repeated then
+            {{ stable_hash([messages_exact_key('unioned.prompt'), messages_exact_key('unioned.chosen'), messages_exact_key('unioned.rejected')]) }}
+        end as exact_pair_key,
+        case when prompt_shared.is_prompt_shared then
+            {{ stable_hash([
+                'prompt_shared.prompt_text_key',
+                messages_text_key('unioned.chosen'),
+                messages_text_key('unioned.rejected'),
+            ]) }}
+        end as text_pair_key
     from unioned
     inner join prompt_shared
         on unioned.pair_id = prompt_shared.pair_id
-    where prompt_shared.is_prompt_shared
+    where prompt_shared.is_prompt_repeated or prompt_shared.is_prompt_shared
 
 ),
 
@@ -216,25 +220,29 @@ earliest_copies as (
 
     select
         pair_id,
+        exact_pair_key,
         min(registry_order) over (partition by text_pair_key) as first_registry_order
-    from text_keyed
+    from pair_keys
 
 ),
 
 -- "earlier" within a dataset: by raw file, row and completion positions (the built-in datasets,
 -- which carry none, by pair_id); "registered earlier": the built-in datasets, then the entries.
--- A pair whose prompt text no other dataset has is its own first copy.
+-- A pair whose prompt text repeats nowhere is its own first copy.
 ranked as (
 
     select
         prompt_shared.pair_id,
         row_number() over (
-            partition by prompt_shared.dataset, prompt_shared.exact_pair_key
+            partition by prompt_shared.dataset, coalesce(earliest_copies.exact_pair_key, prompt_shared.pair_id)
             order by
                 prompt_shared.source_file, prompt_shared.source_row,
                 prompt_shared.chosen_index, prompt_shared.rejected_index, prompt_shared.pair_id
         ) as copy_number,
-        coalesce(earliest_copies.first_registry_order, prompt_shared.registry_order) as first_registry_order
+        case
+            when prompt_shared.is_prompt_shared then earliest_copies.first_registry_order
+            else prompt_shared.registry_order
+        end as first_registry_order
     from prompt_shared
     left join earliest_copies
         on prompt_shared.pair_id = earliest_copies.pair_id
