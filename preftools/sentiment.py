@@ -22,13 +22,46 @@ _ANALYZER = None
 MIN_TEXTS_PER_WORKER = 20_000
 
 
+def _analyzer():
+    """VADER's analyzer (vaderSentiment 3.3.2, pinned), with one shortcut that leaves its scores
+    unchanged. `polarity_scores` first rewrites each emoji of the text as its description, one
+    character at a time in Python: a quarter of its time on UltraFeedback's critiques, which
+    almost never hold an emoji. That pass returns a text without emoji stripped and otherwise as
+    it was, so such a text goes straight to the steps after it, which are VADER's own, in its
+    order; a text with an emoji takes VADER's whole method. The tests check the scores equal
+    VADER's own on texts with and without emoji and on every generated critique."""
+    from vaderSentiment.vaderSentiment import BOOSTER_DICT, SentiText, SentimentIntensityAnalyzer
+
+    class Analyzer(SentimentIntensityAnalyzer):
+        def polarity_scores(self, text):
+            if not self.emojis.keys().isdisjoint(text):
+                return super().polarity_scores(text)
+            # the rest of SentimentIntensityAnalyzer.polarity_scores, after its emoji pass
+            text = text.strip()
+            sentitext = SentiText(text)
+            sentiments = []
+            words_and_emoticons = sentitext.words_and_emoticons
+            for i, item in enumerate(words_and_emoticons):
+                valence = 0
+                if item.lower() in BOOSTER_DICT:
+                    sentiments.append(valence)
+                    continue
+                if (i < len(words_and_emoticons) - 1 and item.lower() == "kind"
+                        and words_and_emoticons[i + 1].lower() == "of"):
+                    sentiments.append(valence)
+                    continue
+                sentiments = self.sentiment_valence(valence, sentitext, item, i, sentiments)
+            sentiments = self._but_check(words_and_emoticons, sentiments)
+            return self.score_valence(sentiments, text)
+
+    return Analyzer()
+
+
 def _score_chunk(texts: list[str | None]) -> list[float | None]:
     """Compound score in [-1, 1] of each text; None for a None or blank text (VADER would say 0.0)."""
     global _ANALYZER
     if _ANALYZER is None:
-        from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
-
-        _ANALYZER = SentimentIntensityAnalyzer()
+        _ANALYZER = _analyzer()
     return [
         _ANALYZER.polarity_scores(text)["compound"] if text is not None and text.strip() else None
         for text in texts

@@ -1,5 +1,5 @@
-"""The VADER scoring pool gives exactly the single-process scores, in order, whatever the
-number of workers."""
+"""The VADER scoring pool gives exactly VADER's own scores (SentimentIntensityAnalyzer's), in order,
+whatever the number of workers, on texts with and without emoji."""
 
 import subprocess
 import sys
@@ -16,12 +16,18 @@ def test_pool_equals_one_process():
         None,
         "   ",
         "It is fine.",
+        # emoji, which VADER rewrites as their descriptions: alone, inside a word, at the edges
+        "Great answer \U0001F44D",
+        "\U0001F600bad and wrong\u2639",
+        "  \u263A  ",
+        "not \U0001F622 helpful, kind of poor",
     ] * 40
     analyzer = SentimentIntensityAnalyzer()
     expected = [analyzer.polarity_scores(t)["compound"] if t and t.strip() else None for t in texts]
     for workers in (1, 3):
         assert sentiment.compound_scores_stream([texts[:70], texts[70:]], workers=workers, chunk=10) == expected
     assert expected[0] < 0 < expected[1] and expected[2] is None and expected[3] is None
+    assert expected[6] != analyzer.polarity_scores("bad and wrong")["compound"]  # the emoji count
 
 
 def test_workers_do_not_rerun_the_parents_script(tmp_path):
