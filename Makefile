@@ -40,7 +40,7 @@ $(BIN)/.installed: requirements.txt
 	$(BIN)/uv pip install --quiet --python $(BIN)/python --compile-bytecode -r requirements.txt
 	touch $@
 
-# preftools itself, editable: dbt loads its plugin (profiles.yml) and `python -m preftools.*` runs
+# preftools itself, editable: dbt loads its plugin (profiles.yml) and `preftools <command>` runs
 # from any directory, always the code of this checkout (a copied install would go stale).
 $(BIN)/.installed-preftools: pyproject.toml $(BIN)/.installed
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation --editable .
@@ -69,7 +69,7 @@ docs: install
 # RAW_DATA_DIR is set in the environment or on the command line (never into the bundled sample).
 GENERATE_DIR := $(if $(filter environment command line,$(origin RAW_DATA_DIR)),$(RAW_DATA_DIR),$(CURDIR)/data/generated)
 generate: install
-	$(BIN)/python -m preftools.generate --seed 42 --scale $(or $(SCALE),1.0) --out $(GENERATE_DIR)
+	$(BIN)/preftools generate --seed 42 --scale $(or $(SCALE),1.0) --out $(GENERATE_DIR)
 	@echo "Build the warehouse on it with: RAW_DATA_DIR=$(GENERATE_DIR) make build"
 
 # Real data goes to data/raw unless RAW_DATA_DIR is set in the environment (never into the sample).
@@ -77,7 +77,7 @@ FETCH_DIR := $(if $(filter environment command line,$(origin RAW_DATA_DIR)),$(RA
 # Records each dataset's commit and files in $(FETCH_DIR)/fetch.lock.json; FETCH_ARGS pins, e.g.
 # FETCH_ARGS="--lock other/fetch.lock.json" or FETCH_ARGS="--revision ultrafeedback=<sha>".
 fetch: install
-	$(BIN)/python -m preftools.fetch --raw-data-dir $(FETCH_DIR) $(FETCH_ARGS)
+	$(BIN)/preftools fetch --raw-data-dir $(FETCH_DIR) $(FETCH_ARGS)
 
 # Full-scale benchmark: generates seed 42 at SCALE (default 1.0) once into benchmarks/cache/,
 # then times the scan floor, `dbt build`, the plain-Python reference, the peer (benchmarks/peer.sql + VADER
@@ -91,19 +91,19 @@ bench: install
 
 # Every mart (tables of schema main) to Parquet in the Hub layout under $(EXPORT_DIR), plus manifest.json.
 export: install
-	$(BIN)/python -m preftools.export
+	$(BIN)/preftools export
 
 # One exported mart of $(EXPORT_DIR) to the Hugging Face Hub as a dataset repo (preftools/publish.py):
 #   make publish REPO=org/name [MART=ultrafeedback_curated] [PRIVATE=1] [REVISION=<branch>]
 publish: install
 	@test -n "$(REPO)" || { echo "make publish needs REPO=org/name, the Hub dataset repo to upload to" >&2; exit 2; }
-	$(BIN)/python -m preftools.publish --repo "$(REPO)" $(if $(MART),--mart "$(MART)") \
+	$(BIN)/preftools publish --repo "$(REPO)" $(if $(MART),--mart "$(MART)") \
 	  $(if $(filter-out 0 false no,$(PRIVATE)),--private) $(if $(REVISION),--revision "$(REVISION)")
 
 # The audit report: one self-contained HTML file (charts inline, opens offline) from the marts of
 # $(DUCKDB_PATH), read-only; a mart that was not built shows as "not built". OUT overrides the path.
 report: install
-	$(BIN)/python -m preftools.report --out $(or $(OUT),reports/audit_report.html)
+	$(BIN)/preftools report --out $(or $(OUT),reports/audit_report.html)
 
 # Apache Spark: the same models through dbt-spark's session method (a local Spark in
 # the dbt process; needs Java 17). test-spark builds the bundled sample on DuckDB and with

@@ -844,7 +844,7 @@ def export(
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m preftools.export",
+        prog="preftools export",
         description=(
             "Export every mart (each table of schema main) of the DuckDB warehouse to Parquet in the "
             "Hugging Face Hub layout: EXPORT_DIR/<mart>/data/train-00000-of-0000N.parquet "

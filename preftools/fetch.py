@@ -140,7 +140,7 @@ class Fetched:
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m preftools.fetch",
+        prog="preftools fetch",
         description=(
             "Download the upstream preference datasets from the Hugging Face Hub into "
             "RAW_DATA_DIR/<org>/<dataset>/ (the data files the Hub reads, Parquet or JSON, in the repo's "
@@ -1128,9 +1128,5 @@ def extra_build_hint(raw_data_dir: Path, vars_arg: str | None) -> str:
     return f"RAW_DATA_DIR={shlex.quote(str(raw_data_dir))} dbt build --vars {quoted}"
 
 
-def _entry() -> int:
-    return run("fetch", main)
-
-
 if __name__ == "__main__":
-    sys.exit(_entry())
+    sys.exit(run("fetch", main))

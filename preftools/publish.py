@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from preftools import __version__
-from preftools.cli import EXIT_ERROR, HF_LOGIN_HINT, error, one_line, run, project_path
+from preftools.cli import EXIT_ERROR, EXIT_INTERRUPTED, HF_LOGIN_HINT, error, one_line, run, project_path
 
 DEFAULT_EXPORT_DIR = "exports"
 DEFAULT_MART = "preference_pairs"
@@ -80,7 +80,7 @@ class PublishError(Exception):
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m preftools.publish",
+        prog="preftools publish",
         description=(
             "Upload one exported mart (EXPORT_DIR/<mart>/: its dataset card README.md and\n"
             "data/*.parquet, as written by `python -m preftools.export`) to the Hugging Face Hub\n"
@@ -482,13 +482,13 @@ def main(argv: list[str] | None = None) -> int:
     except PublishError as exc:
         _error(str(exc))
         return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("publish: interrupted; publish again to finish (files the Hub already has are not sent twice)",
+              file=sys.stderr)
+        return EXIT_INTERRUPTED
     print(f"published {verified.name} ({verified.num_rows:,} rows, {len(verified.files)} files) to {args.repo.strip()}: {url}")
     return 0
 
 
-def _entry() -> int:
-    return run("publish", main, "interrupted; publish again to finish (files the Hub already has are not sent twice)")
-
-
 if __name__ == "__main__":
-    sys.exit(_entry())
+    sys.exit(run("publish", main))

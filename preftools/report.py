@@ -1013,7 +1013,7 @@ def write_report(duckdb_path: Path, out: Path) -> list[Section]:
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m preftools.report",
+        prog="preftools report",
         description=(
             "Write the audit report: one self-contained HTML file (charts inline, no network needed to "
             "view it) from the marts of the DuckDB warehouse, opened read-only."

@@ -12,7 +12,7 @@ from preftools.generate import generate
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m preftools.generate",
+    ap = argparse.ArgumentParser(prog="preftools generate",
                                  description=preftools.generate.__doc__.split("\n\n")[0])
     ap.add_argument("--seed", type=int, default=42)
     ap.add_argument("--scale", type=float, default=0.01, help="1.0 = upstream row counts")

@@ -1,0 +1,48 @@
+"""`preftools <command>`: the console script that `make install` puts in the venv runs each tool,
+as `python -m preftools.<command>` does."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from preftools.__main__ import COMMANDS
+
+SCRIPT = Path(sys.executable).parent / "preftools"
+
+
+def preftools(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(SCRIPT), *args], capture_output=True, text=True, timeout=120)
+
+
+def test_lists_the_commands():
+    proc = preftools("--help")
+    assert proc.returncode == 0, proc.stderr
+    listed = [line.split()[0] for line in proc.stdout.splitlines() if line.startswith("  ")]
+    assert listed == ["fetch", "generate", "export", "publish", "report"]
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_each_command_runs_its_module(command):
+    via_script = preftools(command, "--help")
+    via_module = subprocess.run([sys.executable, "-m", COMMANDS[command][0].removesuffix(".__main__"), "--help"],
+                                capture_output=True, text=True, timeout=120)
+    assert via_script.returncode == via_module.returncode == 0, (via_script.stderr, via_module.stderr)
+    assert via_script.stdout.startswith(f"usage: preftools {command} ")
+    assert via_script.stdout == via_module.stdout
+
+
+def test_unknown_command_is_one_line():
+    proc = preftools("exprot")
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        "preftools: error: unknown command 'exprot'; the commands are: fetch, generate, export, publish, report"]
+    assert preftools().returncode == 2  # no command: the usage, on stderr
+
+
+def test_a_commands_own_errors_stay_one_line(tmp_path):
+    """A bad option value reaches the command's own message, not a traceback."""
+    proc = preftools("report", "--duckdb-path", str(tmp_path / "missing.duckdb"), "--out", str(tmp_path / "r.html"))
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr and proc.stderr.startswith("report: error: "), proc.stderr
