@@ -89,6 +89,7 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 
 from preftools import contract
+from preftools.generate import bad_values
 from preftools.generate.code_ultrafeedback import generate_code_ultrafeedback, published_script_pairs
 from preftools.generate.common import GENERATOR_VERSION, MANIFEST_NAME, GenerationRun, TextBank
 from preftools.generate.extra_openbmb import generate_openbmb
@@ -152,7 +153,7 @@ def generate(out_dir: str | Path, seed: int = 42, scale: float = 0.01, progress:
     :data:`EXTRA_DATASETS`);
     datasets that others depend on are still generated in memory.  ``text_length``
     scales the length of all free texts (used for the small bundled sample).  ``bad_rate``
-    > 0 then plants every kind of bad value of :mod:`preftools.bad_values` on that share of
+    > 0 then plants every kind of bad value of :mod:`preftools.generate.bad_values` on that share of
     the rows (listed in the manifest under ``bad_values``).  ``formats`` chooses the file format
     of each dataset (:func:`.writer.parse_formats`: ``"jsonl"``, ``"rever_rubric=jsonl.gz"``,
     a mapping; default :data:`DEFAULT_FORMATS`); writing a dataset first removes its data files
@@ -195,8 +196,6 @@ def generate(out_dir: str | Path, seed: int = 42, scale: float = 0.01, progress:
         generate_extras(run, scale, extras, manifest)
 
     if bad_rate:
-        from preftools import bad_values
-
         manifest["bad_rate"] = bad_rate
         manifest["bad_values"] = bad_values.plant(out, manifest, bad_rate, seed)
 

@@ -29,7 +29,7 @@ def main(argv: list[str] | None = None) -> int:
                     + ",".join(f"{k}={v}" for k, v in preftools.generate.DEFAULT_FORMATS.items()))
     ap.add_argument("--no-progress", action="store_true")
     ap.add_argument("--bad-rate", type=float, default=0.0,
-                    help="plant every kind of bad value (preftools/bad_values.py) on this share of rows, e.g. 0.01")
+                    help="plant every kind of bad value (preftools/generate/bad_values.py) on this share of rows, e.g. 0.01")
     args = ap.parse_args(argv)
     datasets = [s.strip() for s in args.datasets.split(",") if s.strip()] if args.datasets else None
     try:

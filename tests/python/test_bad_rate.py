@@ -1,7 +1,7 @@
-"""The generator's bad values (`python -m preftools.generate --bad-rate`, preftools/bad_values.py)
+"""The generator's bad values (`python -m preftools.generate --bad-rate`, preftools/generate/bad_values.py)
 are where its manifest says the warehouse puts them.
 
-Generates raw data with every kind of bad value of preftools/bad_values.py planted, runs
+Generates raw data with every kind of bad value of preftools/generate/bad_values.py planted, runs
 `dbt build` on it, and checks that the build succeeds, that row_accounting balances, and that
 every planted row is where the manifest's ``expect`` promises: in its rejects model with its
 reason, in rever_integrity with its kind, flagged, or passed through unchanged. On the smallest
@@ -18,7 +18,7 @@ import pytest
 
 from conftest import SCENARIO_BUILD, TEST_SEED, run_dbt
 from preftools import contract as C
-from preftools.bad_values import KINDS
+from preftools.generate.bad_values import KINDS
 from preftools.generate import generate
 
 # The smallest data with every kind: below scale 0.002 the ReVeR datasets have fewer clean pairs

@@ -7,7 +7,7 @@ least one row; the 1 MB response on at most :data:`MAX_BIG_RESPONSES` rows), on 
 deterministically from the seed. Every planted row is listed in the manifest under
 ``bad_values`` with the place the warehouse must show it (``expect``): a rejects model and its
 reason, an integrity kind, or a value kept as is. tests/python/test_bad_rate.py builds such data
-and checks every row (a bench-style check at scale 1.0, not part of ``make test``).
+and checks every row.
 
 ReVeR kinds act on one trajectory of a pair the generator left clean (no planted break), so
 the expected reason is the planted one; RLHFlow/CodeUltraFeedback-standard is rewritten as the
@@ -30,6 +30,7 @@ import numpy as np
 import pyarrow as pa
 
 from preftools import contract as C
+from preftools.generate.code_ultrafeedback import published_script_pairs
 from preftools.generate.writer import count_rows, format_of, read_file, remove_data_files, shard_paths, write_file
 
 MAX_BIG_RESPONSES = 8
@@ -232,8 +233,6 @@ def _plant_dataset(out: Path, key: str, kinds: list[str], rate: float, seed: int
 def plant(out_dir: str | Path, manifest: dict, rate: float, seed: int) -> list[dict]:
     """Plant every kind of KINDS on ``rate`` of its dataset's rows in the files under
     ``out_dir`` (updating ``manifest['rows']``); returns the planted rows."""
-    from preftools.generate import published_script_pairs
-
     out = Path(out_dir)
     broken = {b["id"] for b in manifest.get("rever_integrity_breaks", [])}
     judge = C.DATASETS_BY_KEY["rever_judge"]
