@@ -33,7 +33,9 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-CARD_NAME = "README.md"
+from preftools.cli import PROJECT_ROOT, project_path
+from preftools.files import CARD_NAME, DEFAULT_SPLIT, FLAGGED_SUFFIX, GENERATOR_MANIFEST
+
 REGISTRY_TABLE = ("seeds", "dataset_registry")
 EXTRA_REGISTRY_TABLE = ("meta", "extra_datasets")  # the `extra_datasets` entries of the build
 # What the training_mixture card's table reads: per dataset of the `mixture` var, the fraction
@@ -41,12 +43,8 @@ EXTRA_REGISTRY_TABLE = ("meta", "extra_datasets")  # the `extra_datasets` entrie
 # the var); without it (a Spark export) the counts come from the marts, the fraction unrecorded.
 MIXTURE_VIEW = ("reporting", "rpt_training_mixture")
 MIXTURE_MART = "training_mixture"
-PROJECT_ROOT = Path(__file__).resolve().parents[1]
-GENERATOR_MANIFEST = "_generator_manifest.json"  # preftools.generate.MANIFEST_NAME (not imported: it pulls numpy & co)
 HUB_DATASETS_URL = "https://huggingface.co/datasets"
 TRAINING_COLUMNS = ("prompt", "chosen", "rejected")
-FLAGGED_SUFFIX = "_flagged"
-DEFAULT_SPLIT = "train"
 EXAMPLE_MODEL = "Qwen/Qwen2.5-0.5B-Instruct"
 
 # Which source datasets (registry dataset_key) feed which mart, by mart-name prefix; the longest
@@ -257,9 +255,8 @@ def _build_row(build) -> dict | None:
 
 
 def _resolve_raw_dir(raw_data_dir: str) -> Path:
-    path = Path(raw_data_dir).expanduser()
     # dbt runs from the project root, so a relative RAW_DATA_DIR (the default `sample_data`) is relative to it.
-    return path if path.is_absolute() else PROJECT_ROOT / path
+    return project_path(raw_data_dir)
 
 
 def _fetch_record(raw_dir: Path, hub_id: str) -> str | None:

@@ -98,9 +98,9 @@ import pyarrow.parquet as pq
 
 from preftools import __version__, cards, cli, warehouse
 from preftools.cli import EXIT_ERROR, EXIT_INTERRUPTED, one_line, unexpected_error, project_path
+from preftools.files import CARD_NAME, DEFAULT_EXPORT_DIR, DEFAULT_SPLIT, LOCK_FILE, MANIFEST
 from preftools.warehouse import DEFAULT_DUCKDB_PATH
 
-DEFAULT_EXPORT_DIR = "exports"
 MART_SCHEMA = "main"
 BUILD_INFO_TABLE = ("meta", "warehouse_build_info")
 
@@ -110,7 +110,6 @@ BUILD_INFO_TABLE = ("meta", "warehouse_build_info")
 # training unless the dbt var train_on_flagged_pairs is true); training_mixture.split is always
 # `training_mixture`.
 SPLIT_BY: dict[str, str] = {"preference_pairs": "split", "training_mixture": "split"}
-DEFAULT_SPLIT = "train"
 # The one split of a SPLIT_BY mart with no rows (written schema-only), where not DEFAULT_SPLIT.
 EMPTY_SPLIT: dict[str, str] = {"training_mixture": "training_mixture"}
 SPLIT_NAME = re.compile(r"\w+(\.\w+)*", re.ASCII)
@@ -137,8 +136,6 @@ PARQUET_OPTIONS = dict(
     store_schema=True,
 )
 
-MANIFEST = "manifest.json"
-LOCK_FILE = ".export.lock"
 STAGING_PREFIX = ".export-tmp-"
 
 # The writer class, looked up at call time (tests wrap it to simulate a failure mid-export).
@@ -555,7 +552,7 @@ def write_card(con, mart: MartExport, out_dir: Path, context: cards.CardContext)
     description, column_descriptions = cards.read_descriptions(con, MART_SCHEMA, mart.name)
     text = cards.render_card(mart.name, mart.columns, splits_of(mart), context, description, column_descriptions)
     data = text.encode("utf-8")
-    path = out_dir / cards.CARD_NAME
+    path = out_dir / CARD_NAME
     try:
         with open(path, "wb") as fh:
             fh.write(data)
@@ -646,7 +643,7 @@ def mart_entry(mart: MartExport, build, exported_by: dict, context: cards.CardCo
             for f in mart.files
         ],
         "card": {
-            "path": f"{mart.name}/{cards.CARD_NAME}",
+            "path": f"{mart.name}/{CARD_NAME}",
             "num_bytes": mart.card_bytes,
             "sha256": mart.card_sha256,
         },

@@ -26,9 +26,10 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from preftools.files import CARD_NAME
+
 PARQUET_SUFFIXES = (".parquet",)
 JSON_SUFFIXES = (".json", ".jsonl", ".json.gz", ".jsonl.gz", ".json.zst", ".jsonl.zst")
-CARD_NAME = "README.md"
 MACRO_PATH = Path(__file__).resolve().parents[1] / "macros" / "hub_patterns.sql"
 
 

@@ -44,12 +44,9 @@ from pathlib import Path, PurePosixPath
 
 from preftools import __version__
 from preftools.cli import EXIT_ERROR, EXIT_INTERRUPTED, HF_LOGIN_HINT, error, one_line, run, project_path
+from preftools.files import CARD_NAME, DEFAULT_EXPORT_DIR, LOCK_FILE, MANIFEST
 
-DEFAULT_EXPORT_DIR = "exports"
 DEFAULT_MART = "preference_pairs"
-MANIFEST = "manifest.json"  # preftools.export.MANIFEST
-LOCK_FILE = ".export.lock"  # preftools.export.LOCK_FILE
-CARD_NAME = "README.md"  # preftools.cards.CARD_NAME
 REPO_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*")
 # Remote files this publish owns: data files the export no longer has are deleted.
 DELETE_PATTERNS = ["data/*"]

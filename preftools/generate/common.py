@@ -12,13 +12,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from preftools.files import GENERATOR_MANIFEST as MANIFEST_NAME
+
 try:  # progress bars are optional
     from tqdm import tqdm as _tqdm
 except ImportError:  # pragma: no cover
     _tqdm = None
 
 GENERATOR_VERSION = "1.0"
-MANIFEST_NAME = "_generator_manifest.json"
 
 # --------------------------------------------------------------------------------------
 # Vocabulary.  None of these words has a VADER valence, none is a VADER booster or

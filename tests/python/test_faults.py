@@ -315,6 +315,18 @@ def holds_file(pid: int, path: Path) -> bool:
         return False
 
 
+def holds_lock(pid: int, path: Path) -> bool:
+    """Whether the process holds a lock on the file (DuckDB locks a database file once it has
+    opened it; an open descriptor alone can be a plain read of the file): /proc/locks lines read
+    "1: POSIX  ADVISORY  READ 1234 fe:00:5678 0 EOF", "->" after the number for a waiter."""
+    inode = path.stat().st_ino
+    for line in Path("/proc/locks").read_text().splitlines():
+        fields = [f for f in line.split() if f != "->"]
+        if len(fields) > 5 and fields[4] == str(pid) and fields[5].rsplit(":", 1)[-1] == str(inode):
+            return True
+    return False
+
+
 def wait_holding(proc: Proc, path: Path, timeout: float = TOOL_TIMEOUT) -> None:
     deadline = time.monotonic() + timeout
     while not holds_file(proc.pid, path):
@@ -1119,13 +1131,13 @@ def test_build_while_export_or_report_reads_names_the_holder(lane, raw_dir, new,
     before = sha256(lane.db)
     args = {"export": ["--export-dir", str(tmp_path / "exports"), "--no-progress"],
             "report": ["--out", str(tmp_path / "report.html")]}[tool]
-    for _ in range(3):  # the report holds its connection for about a second: stop it inside that window
+    for _ in range(5):  # the report holds its connection for about a second: stop it inside that window
         reader = Proc([sys.executable, "-m", f"preftools.{tool}", "--duckdb-path", str(lane.db), *args],
                       dict(os.environ))
         wait_holding(reader, lane.db)
         reader.signal_group(signal.SIGSTOP)  # holds its read-only connection while the build tries
         reader.wait_stopped()
-        if holds_file(reader.pid, lane.db):
+        if holds_lock(reader.pid, lane.db):
             break
         reader.signal_group(signal.SIGCONT)
         assert reader.finish(TOOL_TIMEOUT) == 0, reader.text
