@@ -59,12 +59,12 @@ def unexpected_error(prog: str, exc: Exception) -> int:
     return EXIT_ERROR
 
 
-def run(prog: str, main: Callable[[], int], interrupted: str = "interrupted") -> int:
+def run(prog: str, main: Callable[[], int]) -> int:
     """``main()``'s exit code; Ctrl-C and unexpected exceptions become one line on stderr."""
     try:
         return main()
     except KeyboardInterrupt:
-        print(f"{prog}: {interrupted}", file=sys.stderr)
+        print(f"{prog}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except Exception as exc:  # noqa: BLE001 - never a traceback for users
         return unexpected_error(prog, exc)
