@@ -80,7 +80,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         prog="preftools publish",
         description=(
             "Upload one exported mart (EXPORT_DIR/<mart>/: its dataset card README.md and\n"
-            "data/*.parquet, as written by `python -m preftools.export`) to the Hugging Face Hub\n"
+            "data/*.parquet, as written by `preftools export`) to the Hugging Face Hub\n"
             "as a dataset repo."
         ),
         epilog=EPILOG,

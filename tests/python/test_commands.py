@@ -25,12 +25,10 @@ def test_lists_the_commands():
 
 @pytest.mark.parametrize("command", list(COMMANDS))
 def test_each_command_runs_its_module(command):
-    via_script = preftools(command, "--help")
-    via_module = subprocess.run([sys.executable, "-m", COMMANDS[command][0].removesuffix(".__main__"), "--help"],
-                                capture_output=True, text=True, timeout=120)
-    assert via_script.returncode == via_module.returncode == 0, (via_script.stderr, via_module.stderr)
-    assert via_script.stdout.startswith(f"usage: preftools {command} ")
-    assert via_script.stdout == via_module.stdout
+    """The command's own parser answers (its `python -m` form runs in the tests of each tool)."""
+    proc = preftools(command, "--help")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith(f"usage: preftools {command} ")
 
 
 def test_unknown_command_is_one_line():
