@@ -51,7 +51,17 @@
     (rebuilt by every full build) names an invocation the state does not know, a build ran
     without recording (older code, reuse macros missing): the state is cleared and everything
     is rebuilt. So it is when the state was recorded by another DuckDB or dbt version (its
-    `engine` row). -#}
+    `engine` row).
+
+    Why not dbt's own state selection. `dbt source freshness` (each source's loaded_at_query:
+    max(last_modified) of its raw files, read_blob) then
+    `dbt build --select "state:modified+ source_status:fresher+" --state <last good run>` skips as
+    much on unchanged inputs (scale 1.0: 8.8 s for both commands against 9.1 s for a build that
+    reuses everything) and, after a changed raw file, gives the tables a clean build gives (35 s
+    here, 38 s there). It misses two changes users make: a var (`--vars '{random_seed: 7}'`
+    selects no node, where 145 nodes read the seed; dbt documents that state:modified does not
+    see var or env_var values) and a deleted shard (the newest modification time does not move:
+    no node selected). Both leave stale tables, so the fingerprints above stay. -#}
 
 {% macro build_reuse_relation() -%}
     {{ return(api.Relation.create(database=target.database, schema='meta', identifier='dbt_build_reuse', type='table')) }}
