@@ -285,6 +285,15 @@ def warehouse(raw_dir, tmp_path_factory) -> Warehouse:
     return Warehouse(db, raw_dir, work)
 
 
+@pytest.fixture
+def hub():
+    """The stand-in Hugging Face Hub (hub_standin.py), served on a local port for one test."""
+    from hub_standin import FakeHub, serving
+
+    with serving(FakeHub()) as fake:
+        yield fake
+
+
 # The costliest modules first (pytest-xdist's --dist loadfile --no-loadscope-reorder hands out
 # whole modules in collection order: the long ones start early instead of last). The first
 # module starts the session build; the second needs none (it builds the bundled sample in a copy

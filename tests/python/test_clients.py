@@ -533,11 +533,12 @@ EXTRA_ENTRIES = ("h4_ultrafeedback", "rlhflow_ultrafeedback", "openbmb_ultrafeed
 def extra_exports(raw_dir, tmp_path_factory) -> Path:
     """What a user does with only the registry's entries added: the session's generated data (the
     built-in datasets and the stand-ins of examples/extra_datasets.yml's entries, in their Hub
-    layouts) served by a stand-in Hub (test_fetch.FakeHub), `python -m preftools.fetch --vars
+    layouts) served by the stand-in Hub (hub_standin.py), `python -m preftools.fetch --vars
     examples/extra_datasets.yml`, `dbt build` with those vars on the fetched folder, and the export."""
     import shutil
 
-    from test_fetch import EXAMPLES, FakeHub, host_repo, run_fetch, serving
+    from hub_standin import FakeHub, serving
+    from test_fetch import EXAMPLES, host_repo, run_fetch
 
     from conftest import run_dbt
     from preftools import registry

@@ -483,9 +483,6 @@ def publish_env(tmp_path: Path, endpoint: str) -> dict:
     return env
 
 
-from test_publish import hub  # noqa: E402,F401  the stand-in Hub fixture of test_publish.py
-
-
 @pytest.mark.parametrize("mart", ["preference_pairs", "training_mixture"])
 def test_publish_uploads_the_entries_splits_and_the_mixture(hub, exported, tmp_path, hf_env, mart):
     """`make publish MART=...` uploads the mart folder byte for byte; what the Hub then holds loads

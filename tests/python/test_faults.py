@@ -39,7 +39,7 @@ run builds to the end and must equal the clean session build in every table of m
 intermediate, staging and seeds, with no dbt temporary or backup table left anywhere.
 
 Then: an export killed while it swaps its folders into place, publish killed mid-commit and fetch
-killed mid-download against the stand-in Hubs of test_publish.py and test_fetch.py; raw files
+killed mid-download against the stand-in Hub (hub_standin.py); raw files
 truncated, damaged in a row group and replaced by garbage; a build while an export or the report
 holds the warehouse; a full disk (a tmpfs; skipped where it cannot be mounted) during a build and
 during an export.
@@ -61,7 +61,6 @@ import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -879,7 +878,7 @@ def test_export_killed_while_swapping_leaves_every_mart_folder_whole(exports, ag
 
 
 def publish_env(tmp_path: Path, endpoint: str) -> dict:
-    from test_publish import TOKEN
+    from hub_standin import TOKEN
 
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("HF_", "HUGGINGFACE_"))
@@ -890,35 +889,22 @@ def publish_env(tmp_path: Path, endpoint: str) -> dict:
     return env
 
 
-@contextmanager
-def serve(handler_class):
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler_class)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
-
-
 def test_publish_killed_mid_commit_leaves_the_export_untouched(exports, tmp_path):
-    """The stand-in Hub of test_publish.py holds the commit request until the publisher is killed:
+    """The stand-in Hub (hub_standin.py) holds the commit request until the publisher is killed:
     the export folder is byte for byte what it was (publish only reads it), nothing was committed,
     and publishing again uploads the mart."""
     import test_publish as tp
+    from hub_standin import FakeHub, make_handler, serving
 
     out = tmp_path / "exports"
     shutil.copytree(exports["session"], out)
     mart = "rever_summary" if (out / "rever_summary").is_dir() else sorted(export_trees(out))[0]
     before = tree(out)
-    hub = tp.FakeHub()
+    hub = FakeHub()
     stall, committing, release = threading.Event(), threading.Event(), threading.Event()
     stall.set()
 
-    class StallingCommit(tp.make_handler(hub)):
+    class StallingCommit(make_handler(hub)):
         def _commit(self, repo_id, repo, branch, body):
             if not stall.is_set():
                 return super()._commit(repo_id, repo, branch, body)
@@ -926,8 +912,8 @@ def test_publish_killed_mid_commit_leaves_the_export_untouched(exports, tmp_path
             release.wait(TOOL_TIMEOUT)  # the publisher is killed meanwhile: nothing is committed
             return self._error(503, "stand-in Hub: the client went away")
 
-    with serve(StallingCommit) as endpoint:
-        hub.endpoint = endpoint
+    with serving(hub, StallingCommit):
+        endpoint = hub.endpoint
         proc = Proc([sys.executable, "-m", "preftools.publish", "--export-dir", str(out), "--repo", tp.REPO_ID,
                      "--mart", mart], publish_env(tmp_path, endpoint), cwd=tmp_path)
         try:
@@ -939,7 +925,7 @@ def test_publish_killed_mid_commit_leaves_the_export_untouched(exports, tmp_path
         finally:
             release.set()
         assert tree(out) == before, "publish changed the local export"
-        assert hub.commits == [] and hub.files() == {}
+        assert hub.commits == [] and hub.files(tp.REPO_ID) == {}
 
         stall.clear()
         again = subprocess.run([sys.executable, "-m", "preftools.publish", "--export-dir", str(out), "--repo",
@@ -947,7 +933,7 @@ def test_publish_killed_mid_commit_leaves_the_export_untouched(exports, tmp_path
                                capture_output=True, text=True, timeout=TOOL_TIMEOUT)
     assert again.returncode == 0, again.stderr
     assert tree(out) == before
-    assert hub.files() == {p.relative_to(out / mart).as_posix(): p.read_bytes()
+    assert hub.files(tp.REPO_ID) == {p.relative_to(out / mart).as_posix(): p.read_bytes()
                            for p in sorted((out / mart).rglob("*")) if p.is_file()}
 
 
@@ -970,14 +956,14 @@ def fetch_env(tmp_path: Path, endpoint: str) -> dict:
 
 
 def test_fetch_killed_mid_download_is_never_taken_for_complete(raw_dir, tmp_path):
-    """Two datasets from the stand-in Hub of test_fetch.py; it sends half of the second one's file and
+    """Two datasets from the stand-in Hub (hub_standin.py); it sends half of the second one's file and
     stalls; the fetcher is killed. huggingface_hub writes to a process-unique `.incomplete` file under
     `<dataset>/.cache/` and renames it only when complete: no file at the final name, nothing the dbt
     sources (`<dataset>/data/*.parquet`) would read, no lock entry; a rerun fetches only what is missing."""
-    import test_fetch as tf
+    from hub_standin import FakeHub, make_handler, serving
 
     first, second = DATASETS[0], DATASETS[1]
-    hub = tf.FakeHub()
+    hub = FakeHub()
     for ds in (first, second):
         files = sorted(ds.data_dir(raw_dir).glob("*.parquet"))
         hub.repos[ds.hub_id] = {f"data/{f.name}": f.read_bytes() for f in files}
@@ -994,32 +980,26 @@ def test_fetch_killed_mid_download_is_never_taken_for_complete(raw_dir, tmp_path
     stall, sending, release = threading.Event(), threading.Event(), threading.Event()
     stall.set()
 
-    class Stalling(tf.make_handler(hub)):
-        def _send(self, status, body=b"", headers=None, content_type="application/json"):
+    class Stalling(make_handler(hub)):
+        def _write_body(self, body: bytes):
             path = unquote(urlsplit(self.path).path)
-            if self.command == "GET" and stall.is_set() and path.startswith(f"/datasets/{second.hub_id}/resolve/") \
-                    and path.endswith(f"/{stalled_name}"):
-                self.send_response(status)
-                self.send_header("Content-Type", content_type)
-                self.send_header("Content-Length", str(len(body)))
-                for k, v in (headers or {}).items():
-                    self.send_header(k, v)
-                self.end_headers()
-                try:
-                    self.wfile.write(body[: len(body) // 2])
-                    self.wfile.flush()
-                    sending.set()
-                    release.wait(TOOL_TIMEOUT)
-                    self.wfile.write(body[len(body) // 2:])
-                except OSError:
-                    pass
-                return
-            return super()._send(status, body, headers, content_type)
+            if not (self.command == "GET" and stall.is_set() and path.endswith(f"/{stalled_name}")
+                    and path.startswith(f"/datasets/{second.hub_id}/resolve/")):
+                return super()._write_body(body)
+            try:
+                self.wfile.write(body[: len(body) // 2])
+                self.wfile.flush()
+                sending.set()
+                release.wait(TOOL_TIMEOUT)
+                self.wfile.write(body[len(body) // 2:])
+            except OSError:
+                pass
 
     raw = tmp_path / "raw"
     args = [sys.executable, "-m", "preftools.fetch", "--raw-data-dir", str(raw),
             "--datasets", f"{first.key},{second.key}"]
-    with serve(Stalling) as endpoint:
+    with serving(hub, Stalling):
+        endpoint = hub.endpoint
         proc = Proc(args, fetch_env(tmp_path, endpoint), cwd=tmp_path)
         try:
             deadline = time.monotonic() + TOOL_TIMEOUT

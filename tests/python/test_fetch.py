@@ -1,43 +1,28 @@
 """preftools.fetch against a local stand-in for the Hugging Face Hub.
 
-A small HTTP server on 127.0.0.1 answers the calls huggingface_hub 2.x makes for
-``HfApi.dataset_info`` + ``hf_hub_download(repo_type="dataset", local_dir=...)``:
-
-    GET  /api/datasets/<org>/<name>/revision/<rev>      repo info: sha + siblings (size, LFS sha256)
-    GET  /api/datasets/<org>/<name>/tree/<sha>?...      recursive file listing
-    HEAD /datasets/<org>/<name>/resolve/<sha>/<path>    X-Repo-Commit, ETag, Content-Length
-    GET  /datasets/<org>/<name>/resolve/<sha>/<path>    the bytes
-
-<rev> is a commit, ``main`` or another ref such as ``refs/convert/parquet`` (the Hub's Parquet
-conversion), which huggingface_hub sends URL-encoded as one path segment: ``refs%2Fconvert%2Fparquet``
-(an unencoded ref matches no route here, as on the Hub).
-
-The fetcher runs as a subprocess (huggingface_hub reads HF_ENDPOINT & co at import time) with
-HF_ENDPOINT pointing at the server and HF_HOME in a temp dir, so nothing leaves the machine.
+The stand-in Hub (hub_standin.py) serves the repos; the fetcher runs as a subprocess
+(huggingface_hub reads HF_ENDPOINT & co at import time) with HF_ENDPOINT pointing at it and HF_HOME
+in a temp dir, so nothing leaves the machine.
 """
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import gzip
 import hashlib
 import io
 import json
 import os
-import re
-import socket
 import subprocess
 import sys
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from hub_standin import FakeHub, closed_port
 from preftools.contract import DATASETS, DATASETS_BY_KEY
 from preftools.fetch import CONVERT_REF, schema_problems
 
@@ -74,166 +59,6 @@ def json_lines(schema: pa.Schema, drop: tuple[str, ...] = (), rows: int = 2) -> 
     """JSON Lines with every column of ``schema`` but ``drop`` (DuckDB needs rows to infer columns)."""
     row = {f.name: _sample(f.type) for f in schema if f.name not in drop}
     return "".join(json.dumps(row) + "\n" for _ in range(rows)).encode()
-
-
-class FakeHub:
-    """repos: repo_id -> {path: bytes} at main; gated: repo ids answered with 401 GatedRepo.
-    push() moves main to a new commit, the earlier ones stay reachable by their sha;
-    set_ref() points another ref (e.g. refs/convert/parquet) at a new commit;
-    bad_lfs: repo ids whose listing advertises a wrong LFS sha256 (a corrupt download)."""
-
-    def __init__(self) -> None:
-        self.repos: dict[str, dict[str, bytes]] = {}
-        self.gated: set[str] = set()
-        self.bad_lfs: set[str] = set()
-        self.heads: dict[str, str] = {}
-        self.refs: dict[str, dict[str, str]] = {}  # repo_id -> ref name -> commit (besides main)
-        self.history: dict[str, dict[str, dict[str, bytes]]] = {}
-        self.requests: list[tuple[str, str]] = []  # (method, path as sent, still URL-encoded)
-        self.lock = threading.Lock()
-
-    def sha(self, repo_id: str) -> str:
-        """The commit main points to."""
-        return self.heads.get(repo_id) or hashlib.sha1(repo_id.encode()).hexdigest()
-
-    def push(self, repo_id: str, files: dict[str, bytes]) -> str:
-        old = self.sha(repo_id)
-        self.history.setdefault(repo_id, {})[old] = self.repos[repo_id]
-        self.repos[repo_id] = files
-        self.heads[repo_id] = hashlib.sha1(f"{repo_id}@{old}".encode()).hexdigest()
-        return self.heads[repo_id]
-
-    def set_ref(self, repo_id: str, ref: str, files: dict[str, bytes]) -> str:
-        """Point ``ref`` at a new commit holding ``files`` (the earlier commit stays reachable)."""
-        history = self.history.setdefault(repo_id, {})
-        commit = hashlib.sha1(f"{repo_id}@{ref}#{len(history)}".encode()).hexdigest()
-        history[commit] = files
-        self.refs.setdefault(repo_id, {})[ref] = commit
-        return commit
-
-    def files_at(self, repo_id: str, rev: str) -> tuple[str, dict[str, bytes]] | None:
-        """(commit, files) of a branch name, ref or commit sha; None for an unknown revision."""
-        if rev == "main" or rev == self.sha(repo_id):
-            return self.sha(repo_id), self.repos[repo_id]
-        if rev in self.refs.get(repo_id, {}):
-            rev = self.refs[repo_id][rev]
-        if rev in self.history.get(repo_id, {}):
-            return rev, self.history[repo_id][rev]
-        return None
-
-
-def make_handler(hub: FakeHub):
-    info_re = re.compile(r"^/api/datasets/([^/]+/[^/]+)/revision/([^/]+)$")
-    tree_re = re.compile(r"^/api/datasets/([^/]+/[^/]+)/tree/([^/]+)(?:/(.*))?$")
-    resolve_re = re.compile(r"^/datasets/([^/]+/[^/]+)/resolve/([^/]+)/(.+)$")
-
-    class Handler(BaseHTTPRequestHandler):
-        timeout = 10  # never hang on a stuck client
-
-        def log_message(self, *args):  # keep pytest output clean
-            pass
-
-        def _send(self, status: int, body: bytes = b"", headers: dict | None = None, content_type="application/json"):
-            self.send_response(status)
-            self.send_header("Content-Type", content_type)
-            self.send_header("Content-Length", str(len(body)))
-            for k, v in (headers or {}).items():
-                self.send_header(k, v)
-            self.end_headers()
-            if self.command != "HEAD":
-                self.wfile.write(body)
-
-        def _repo_or_error(self, repo_id: str):
-            if repo_id in hub.gated:
-                self._send(401, b'{"error":"gated"}', {"X-Error-Code": "GatedRepo", "X-Error-Message": "Access to this dataset is restricted"})
-                return None
-            files = hub.repos.get(repo_id)
-            if files is None:
-                self._send(404, b'{"error":"Repository not found"}', {"X-Error-Code": "RepoNotFound", "X-Error-Message": "Repository not found"})
-                return None
-            return files
-
-        def _at(self, repo_id: str, rev: str):
-            """(commit, files) at ``rev``, or None after answering the error."""
-            if self._repo_or_error(repo_id) is None:
-                return None
-            found = hub.files_at(repo_id, rev)
-            if found is None:
-                self._send(404, b'{"error":"Invalid rev id"}',
-                           {"X-Error-Code": "RevisionNotFound", "X-Error-Message": f"Invalid rev id: {rev}"})
-            return found
-
-        def _sibling(self, repo_id: str, path: str, body: bytes) -> dict:
-            sibling = {"rfilename": path, "size": len(body), "blobId": hashlib.sha1(body).hexdigest()}
-            if path.endswith((".parquet", ".gz", ".zst")):  # stored with LFS on the Hub
-                sha256 = hashlib.sha256(body + (b"x" if repo_id in hub.bad_lfs else b"")).hexdigest()
-                sibling["lfs"] = {"sha256": sha256, "size": len(body), "pointerSize": 134}
-            return sibling
-
-        def _handle(self):
-            path = urlsplit(self.path).path  # matched encoded: a ref's "/" is %2F inside one segment
-            with hub.lock:
-                hub.requests.append((self.command, path))
-            if m := info_re.match(path):
-                repo_id, rev = map(unquote, m.groups())
-                if (found := self._at(repo_id, rev)) is None:
-                    return
-                commit, files = found
-                body = {"id": repo_id, "sha": commit, "private": False,
-                        "siblings": [self._sibling(repo_id, p, b) for p, b in sorted(files.items())]}
-                return self._send(200, json.dumps(body).encode())
-            if m := tree_re.match(path):
-                repo_id, rev = unquote(m.group(1)), unquote(m.group(2))
-                if (found := self._at(repo_id, rev)) is None:
-                    return
-                entries = [{"type": "directory", "oid": "0" * 40, "path": "data"}]
-                entries += [{"type": "file", "oid": hashlib.sha1(b).hexdigest(), "size": len(b), "path": p}
-                            for p, b in sorted(found[1].items())]
-                return self._send(200, json.dumps(entries).encode())
-            if m := resolve_re.match(path):
-                repo_id, rev, filename = map(unquote, m.groups())
-                if (found := self._at(repo_id, rev)) is None:
-                    return
-                commit, files = found
-                if filename not in files:
-                    return self._send(404, b"{}", {"X-Error-Code": "EntryNotFound", "X-Repo-Commit": commit})
-                body = files[filename]
-                headers = {"X-Repo-Commit": commit, "ETag": f'"{hashlib.sha1(body).hexdigest()}"'}
-                return self._send(200, body, headers, "application/octet-stream")
-            self._send(404, b'{"error":"unknown route"}')
-
-        do_GET = _handle
-        do_HEAD = _handle
-
-    return Handler
-
-
-@contextlib.contextmanager
-def serving(fake: FakeHub):
-    """``fake`` served on a local port (its ``endpoint`` set) until the block ends."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(fake))
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
-    thread.start()
-    fake.endpoint = f"http://127.0.0.1:{server.server_address[1]}"
-    try:
-        yield fake
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
-
-
-@pytest.fixture
-def hub():
-    with serving(FakeHub()) as fake:
-        yield fake
-
-
-def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def run_fetch(tmp_path: Path, endpoint: str, *args: str, **env_extra: str) -> subprocess.CompletedProcess:

@@ -3,7 +3,7 @@
 `make fetch` (preftools.fetch) writes ``$RAW_DATA_DIR/fetch.lock.json`` with each dataset's commit;
 ``dbt build`` copies the commits into ``meta.warehouse_build_info.raw_revisions``
 (macros/raw_provenance.sql); the export copies every build-info column into manifest.json.
-Checked end to end on the stand-in Hub of test_fetch.py (contract-shaped empty files are enough:
+Checked end to end on the stand-in Hub (hub_standin.py; contract-shaped empty files are enough:
 only the build-info model is built), plus what the column says for generated data, for files
 changed since the fetch, without any record, and for a remote RAW_DATA_DIR.
 """
@@ -14,16 +14,15 @@ import json
 import shutil
 import subprocess
 import sys
-import threading
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import duckdb
 import pytest
 
 from conftest import REPO, TEST_SCALE, TEST_SEED, run_dbt
+from hub_standin import FakeHub, serving
 from preftools.contract import DATASETS, DATASETS_BY_KEY
-from test_fetch import SHARD, FakeHub, contract_files, make_handler, run_fetch
+from test_fetch import SHARD, contract_files, run_fetch
 
 BUILD_INFO = ["build", "--select", "warehouse_build_info"]
 
@@ -34,21 +33,12 @@ def fetched(tmp_path_factory):
     hub = FakeHub()
     for ds in DATASETS:
         hub.repos[ds.hub_id] = contract_files(ds.schema)
-    server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(hub))
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
-    thread.start()
-    hub.endpoint = f"http://127.0.0.1:{server.server_address[1]}"
-    try:
+    with serving(hub):
         work = tmp_path_factory.mktemp("fetch")
         raw = work / "raw"
         proc = run_fetch(work, hub.endpoint, "--raw-data-dir", str(raw))
         assert proc.returncode == 0, proc.stderr
         yield hub, raw
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
 
 
 def build_info(db: Path) -> dict:

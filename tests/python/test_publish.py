@@ -1,243 +1,32 @@
 """preftools.publish against a local stand-in for the Hugging Face Hub.
 
-A small HTTP server on 127.0.0.1 answers the calls huggingface_hub 2.4.0 makes for
-``HfApi.create_repo(repo_type="dataset", exist_ok=True)`` + ``create_branch`` +
-``upload_folder(..., delete_patterns=...)`` of small files:
-
-    POST /api/repos/create                               200, or 409 (with its URL) when the repo exists
-    POST /api/validate-yaml                              the card's front matter must be YAML
-    POST /api/datasets/<org>/<name>/branch/<branch>      a branch from main (409 if it exists)
-    GET  /api/datasets/<org>/<name>/tree/<rev>?...       recursive file listing (for the deletions)
-    POST /api/datasets/<org>/<name>/preupload/<rev>      uploadMode "regular" for every file, so the
-                                                         contents travel base64 in the commit and no
-                                                         LFS/Xet transfer is needed (huggingface_hub
-                                                         takes the mode from the server: nothing
-                                                         forces LFS or Xet for .parquet)
-    POST /api/datasets/<org>/<name>/commit/<rev>         NDJSON: header, file, deletedFile; an
-                                                         lfsFile line is refused
-    GET  /api/datasets/<org>/<name>[/revision/<rev>]     repo info (sha), for an unchanged re-publish
-
-Every request needs ``Authorization: Bearer <hub.token>`` (else 401 as the Hub answers a bad token).
-The server stores the committed files per branch; the tests compare them byte for byte with the
-export. The publisher runs as a subprocess (huggingface_hub reads HF_ENDPOINT & co at import time)
-with HF_HOME in a temp dir, so nothing leaves the machine. The export is made by preftools.export
-from a tiny hand-made DuckDB warehouse (no dbt build: fast, and independent of the models).
+The stand-in Hub (hub_standin.py) takes the uploads and stores the committed files per branch; the
+tests compare them byte for byte with the export. The publisher runs as a subprocess
+(huggingface_hub reads HF_ENDPOINT & co at import time) with HF_HOME in a temp dir, so nothing
+leaves the machine. The export is made by preftools.export from a tiny hand-made DuckDB warehouse
+(no dbt build: fast, and independent of the models).
 """
 
 from __future__ import annotations
 
-import base64
 import fcntl
-import hashlib
 import json
 import os
-import re
 import shutil
-import socket
 import subprocess
 import sys
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
 
 import duckdb
 import pytest
 import yaml
 
+from hub_standin import TOKEN, closed_port
 from preftools import export as ex
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 90  # per subprocess; each takes ~2 s
-TOKEN = "hf_test_write_token"
 REPO_ID = "pref-org/preference-pairs"
-
-
-def git_blob_sha1(data: bytes) -> str:
-    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
-
-
-# --------------------------------------------------------------------------------------------
-# the stand-in Hub
-
-
-class FakeHub:
-    def __init__(self) -> None:
-        self.token = TOKEN
-        # repo_id -> {"private": bool, "branches": {branch: {path: bytes}}, "heads": {branch: sha}}
-        self.repos: dict[str, dict] = {}
-        self.commits: list[dict] = []  # every commit received: repo, branch, lines (without contents)
-        self.validated: list[str] = []  # README contents sent to validate-yaml
-        self.requests: list[tuple[str, str]] = []
-        self.lock = threading.Lock()
-        self.endpoint = ""
-
-    def add_repo(self, repo_id: str, files: dict[str, bytes] | None = None, private: bool = False) -> None:
-        self.repos[repo_id] = {"private": private, "branches": {"main": dict(files or {})},
-                               "heads": {"main": hashlib.sha1(repo_id.encode()).hexdigest()}}
-
-    def files(self, repo_id: str = REPO_ID, branch: str = "main") -> dict[str, bytes]:
-        return self.repos[repo_id]["branches"][branch]
-
-
-def make_handler(hub: FakeHub):
-    repo_api = re.compile(r"^/api/datasets/([^/]+/[^/]+)(?:/(tree|preupload|commit|branch|revision)/([^/]+)(?:/(.*))?)?$")
-
-    class Handler(BaseHTTPRequestHandler):
-        timeout = 20
-
-        def log_message(self, *args):
-            pass
-
-        def _send(self, status: int, body: object = None, headers: dict | None = None):
-            data = json.dumps(body if body is not None else {}).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            for k, v in (headers or {}).items():
-                self.send_header(k, v)
-            self.end_headers()
-            if self.command != "HEAD":
-                self.wfile.write(data)
-
-        def _error(self, status: int, message: str, code: str | None = None):
-            headers = {"X-Error-Message": message}
-            if code:
-                headers["X-Error-Code"] = code
-            self._send(status, {"error": message}, headers)
-
-        def _body(self) -> bytes:
-            if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
-                chunks = []
-                while True:
-                    size = int(self.rfile.readline().strip() or b"0", 16)
-                    if size == 0:
-                        self.rfile.readline()
-                        return b"".join(chunks)
-                    chunks.append(self.rfile.read(size))
-                    self.rfile.readline()
-            return self.rfile.read(int(self.headers.get("Content-Length") or 0))
-
-        def _handle(self):
-            path = unquote(urlsplit(self.path).path)
-            body = self._body() if self.command == "POST" else b""
-            with hub.lock:
-                hub.requests.append((self.command, path))
-            if self.headers.get("Authorization") != f"Bearer {hub.token}":
-                return self._error(401, "Invalid credentials in Authorization header")
-            with hub.lock:
-                return self._route(path, body)
-
-        def _route(self, path: str, body: bytes):
-            if self.command == "POST" and path == "/api/repos/create":
-                payload = json.loads(body)
-                repo_id = f"{payload['organization']}/{payload['name']}"
-                if payload.get("type") != "dataset":
-                    return self._error(400, "only dataset repos here")
-                if repo_id in hub.repos:  # the Hub's 409 carries the repo URL, which create_repo reads
-                    message = "You already created this dataset repo"
-                    return self._send(409, {"error": message, "url": f"{hub.endpoint}/datasets/{repo_id}"},
-                                      {"X-Error-Message": message})
-                hub.add_repo(repo_id, private=payload.get("visibility") == "private")
-                return self._send(200, {"url": f"{hub.endpoint}/datasets/{repo_id}", "name": repo_id})
-            if self.command == "POST" and path == "/api/validate-yaml":
-                content = json.loads(body)["content"]
-                hub.validated.append(content)
-                match = re.match(r"---\n(.*?)\n---\n", content, re.S)
-                try:
-                    ok = match is not None and isinstance(yaml.safe_load(match.group(1)), dict)
-                except yaml.YAMLError:
-                    ok = False
-                if not ok:
-                    return self._send(400, {"errors": [{"message": "front matter is not a YAML mapping"}]})
-                return self._send(200, {"errors": [], "warnings": []})
-
-            m = repo_api.match(path)
-            if not m:
-                return self._error(404, "unknown route")
-            repo_id, action, rev, _rest = m.groups()
-            repo = hub.repos.get(repo_id)
-            if repo is None:
-                return self._error(404, "Repository not found", "RepoNotFound")
-            branches = repo["branches"]
-            if action == "branch" and self.command == "POST":
-                if rev in branches:
-                    return self._error(409, "Reference already exists")
-                branches[rev] = dict(branches["main"])
-                repo["heads"][rev] = repo["heads"]["main"]
-                return self._send(200, {})
-            branch = rev or "main"
-            if branch not in branches:
-                return self._error(404, f"Invalid rev id: {branch}", "RevisionNotFound")
-            files = branches[branch]
-            if action in (None, "revision") and self.command == "GET":
-                return self._send(200, {"id": repo_id, "sha": repo["heads"][branch], "private": repo["private"],
-                                        "siblings": [{"rfilename": p} for p in sorted(files)]})
-            if action == "tree" and self.command == "GET":
-                return self._send(200, [{"type": "file", "oid": git_blob_sha1(b), "size": len(b), "path": p}
-                                        for p, b in sorted(files.items())])
-            if action == "preupload" and self.command == "POST":
-                out = [{"path": f["path"], "uploadMode": "regular", "shouldIgnore": False,
-                        "oid": git_blob_sha1(files[f["path"]]) if f["path"] in files else None}
-                       for f in json.loads(body)["files"]]
-                return self._send(200, {"files": out, "commitOid": repo["heads"][branch]})
-            if action == "commit" and self.command == "POST":
-                return self._commit(repo_id, repo, branch, body)
-            return self._error(404, "unknown route")
-
-        def _commit(self, repo_id: str, repo: dict, branch: str, body: bytes):
-            new = dict(repo["branches"][branch])
-            lines = [json.loads(line) for line in body.splitlines() if line.strip()]
-            summary = []
-            for line in lines:
-                key, value = line["key"], line["value"]
-                if key == "header":
-                    summary.append(("header", value["summary"]))
-                elif key == "file":
-                    assert value.get("encoding") == "base64"
-                    new[value["path"]] = base64.b64decode(value["content"])
-                    summary.append(("file", value["path"]))
-                elif key == "deletedFile":
-                    if value["path"] not in new:
-                        return self._error(404, "A file with this name doesn't exist", "EntryNotFound")
-                    del new[value["path"]]
-                    summary.append(("deletedFile", value["path"]))
-                else:  # lfsFile, deletedFolder, ...: not expected from a regular upload
-                    return self._error(400, f"unexpected commit operation {key}")
-            oid = hashlib.sha1(body + repo["heads"][branch].encode()).hexdigest()
-            repo["branches"][branch] = new
-            repo["heads"][branch] = oid
-            hub.commits.append({"repo": repo_id, "branch": branch, "oid": oid, "ops": summary})
-            return self._send(200, {"success": True, "commitOid": oid, "hookOutput": "",
-                                    "commitUrl": f"{hub.endpoint}/datasets/{repo_id}/commit/{oid}"})
-
-        do_GET = _handle
-        do_POST = _handle
-        do_HEAD = _handle
-
-    return Handler
-
-
-@pytest.fixture
-def hub():
-    fake = FakeHub()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(fake))
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
-    thread.start()
-    fake.endpoint = f"http://127.0.0.1:{server.server_address[1]}"
-    try:
-        yield fake
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
-
-
-def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 # --------------------------------------------------------------------------------------------
@@ -336,10 +125,10 @@ def test_publish_uploads_the_export_byte_for_byte(hub, export_dir, tmp_path, xet
         "README.md", "data/rever-00000-of-00001.parquet", "data/ultrafeedback-00000-of-00001.parquet",
         "data/ultrafeedback_flagged-00000-of-00001.parquet",
     ]
-    assert hub.files() == expected  # byte-identical: the card and every parquet
+    assert hub.files(REPO_ID) == expected  # byte-identical: the card and every parquet
     # The card's YAML was validated before the upload (twice on the path without hf_xet).
     assert hub.validated and set(hub.validated) == {expected["README.md"].decode()}
-    assert hub.repos[REPO_ID]["private"] is False
+    assert REPO_ID not in hub.private
 
     # The card on the Hub names exactly the uploaded splits.
     front = yaml.safe_load(expected["README.md"].decode().split("---\n")[1])
@@ -351,10 +140,9 @@ def test_private_branch_and_other_mart(hub, export_dir, tmp_path):
     proc = run_publish(tmp_path, hub.endpoint, "--export-dir", str(export_dir), "--repo", REPO_ID,
                        "--mart", "ultrafeedback_score_bug_summary", "--private", "--revision", "dev")
     assert proc.returncode == 0, proc.stderr
-    repo = hub.repos[REPO_ID]
-    assert repo["private"] is True
-    assert repo["branches"]["main"] == {}
-    assert hub.files(branch="dev") == mart_tree(export_dir / "ultrafeedback_score_bug_summary")
+    assert REPO_ID in hub.private
+    assert hub.files(REPO_ID) == {}
+    assert hub.files(REPO_ID, branch="dev") == mart_tree(export_dir / "ultrafeedback_score_bug_summary")
     assert [c["branch"] for c in hub.commits] == ["dev"]
 
 
@@ -367,7 +155,7 @@ def test_republish_deletes_stale_data_and_skips_unchanged_files(hub, export_dir,
     })
     proc = run_publish(tmp_path, hub.endpoint, "--export-dir", str(export_dir), "--repo", REPO_ID)
     assert proc.returncode == 0, proc.stderr
-    assert hub.files() == {**mart_tree(export_dir / "preference_pairs"), "notes.md": b"a file of the maintainers"}
+    assert hub.files(REPO_ID) == {**mart_tree(export_dir / "preference_pairs"), "notes.md": b"a file of the maintainers"}
     assert len(hub.commits) == 1
 
     # The same export again: nothing changed, so no commit; the URL of the current one is printed.
@@ -476,7 +264,7 @@ def test_no_token_is_refused_before_any_request(hub, export_dir, tmp_path):
     proc = run_publish(tmp_path, hub.endpoint, "--export-dir", str(export_dir), "--repo", REPO_ID,
                        "--token", TOKEN, HF_TOKEN=None)
     assert proc.returncode == 0, proc.stderr
-    assert hub.files() == mart_tree(export_dir / "preference_pairs")
+    assert hub.files(REPO_ID) == mart_tree(export_dir / "preference_pairs")
 
 
 def test_unreachable_endpoint(export_dir, tmp_path):
