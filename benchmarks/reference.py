@@ -99,6 +99,18 @@ def parse_rating(value: Any) -> int | None:
     return VALID_RATINGS.get(value) if isinstance(value, str) else None
 
 
+def aspect_ratings(completion: dict) -> list[int | None]:
+    """The four aspect ratings of a completion, parsed, in ASPECTS order."""
+    annotations = completion.get("annotations") or {}
+    return [parse_rating((annotations.get(a) or {}).get("Rating")) for a in ASPECTS]
+
+
+def mean_rating(ratings: list[int | None]) -> float | None:
+    """The mean of the valid ratings; None when there is none."""
+    valid = [r for r in ratings if r is not None]
+    return sum(valid) / len(valid) if valid else None
+
+
 def rank_key(value: float | None) -> tuple[bool, float]:
     """Sort key where None is below every number."""
     return (value is not None, value if value is not None else 0.0)
@@ -134,10 +146,8 @@ def ultrafeedback(raw_dir: Path, seed: int, whole_rows: bool = False) -> tuple[l
         overall: list[float | None] = []
         models: list[str | None] = []
         for index, completion in enumerate(completions or []):
-            annotations = completion["annotations"] or {}
-            ratings = [parse_rating((annotations.get(a) or {}).get("Rating")) for a in ASPECTS]
-            valid = [r for r in ratings if r is not None]
-            average = sum(valid) / len(valid) if valid else None
+            ratings = aspect_ratings(completion)
+            average = mean_rating(ratings)
             averages.append(average)
             overall.append(completion["overall_score"])
             models.append(completion["model"])

@@ -2,9 +2,9 @@
 audits, checked against Python written from the dataset card and the rules the marts document
 (docs/marts.md, the doc blocks in models/docs/).
 
-* ``published_script`` is this file's own transcription of the card's script (dataset card
-  002), run over the raw coseal Parquet in the order ``load_dataset`` reads it (files by name,
-  then row). The card's script has no error handling; where it would raise, the row's pairs
+* ``published_script`` runs the transcription of the card's script (dataset card 002) that
+  ``make bench`` uses too (benchmarks/reference.py: published_script_row) over the raw coseal
+  Parquet in the order ``load_dataset`` reads it (files by name, then row). The card's script has no error handling; where it would raise, the row's pairs
   are dropped and the run goes on (``rating`` keeps the value the failing row assigned).
 * ``corrected_pairs`` is the corrected rule, written independently.
 * ``expected_reasons`` names each difference between the two by its documented reason.
@@ -26,6 +26,7 @@ import pytest
 
 from preftools import contract as C
 
+from benchmarks import reference as ref
 from conftest import SHARED_FLAGS, TEST_SEED, Warehouse, run_dbt
 from preftools.generate import generate, published_script_pairs
 
@@ -52,91 +53,33 @@ def read_rows(raw_dir: Path, ds: C.RawDataset) -> list[dict]:
 # The card's script, transcribed (statement for statement; `ds` is the list of raw rows)
 # ----------------------------------------------------------------------------------------
 def published_script(ds: list[dict]) -> tuple[list[dict], list[dict], dict]:
-    """Run the card's script over ``ds``. Returns (data, failures, rating_at_test):
+    """Run the card's script over ``ds`` (the loop body is the benchmark reference's
+    published_script_row, with the script's `rating` carried from row to row). Returns
+    (data, failures, rating_at_test):
 
     data      the script's output list; each element also carries the row and the two models
               of its combination (keys prefixed with ``_``) for the comparisons below;
     failures  one {source_file, source_row, error} per row on which the script raises;
-    rating_at_test  {(file, row): value of `rating` at `if rating == 'N/A'`} for rows reaching it.
+    rating_at_test  {(file, row): value of `rating` at `if rating == 'N/A'`} for the rows that
+              reach it without raising (the rows with responses).
     """
     data: list[dict] = []
     failures: list[dict] = []
     rating_at_test: dict = {}
-    # `rating` is a local of this function that lives across rows, as the module-level
-    # variable of the script does; reading it before any assignment raises UnboundLocalError,
-    # a NameError, as the script's NameError.
+    rating = ref.UNSET
     for example in ds:
-        row_data: list[dict] = []
         key = (example["source_file"], example["source_row"])
-        try:
-            prompt = example['instruction']
-            responses = {}
-            for row in example['responses']:
-                model_name, response = row['model'], row['response']
-                responses[model_name] = response
-            annotations = {}
-            for row in example['annotations']:
-                model_name, rating = row['model'], row['rating']
-                annotations[model_name] = rating
-            preference = 'code-' + example['preference']
-            all_models = []
-
-            for model_name in responses.keys():
-                rating_at_test[key] = rating
-                if rating == 'N/A':
-                    continue
-                all_models.append(model_name)
-
-            all_combinations = list(itertools.combinations(all_models, 2))
-
-            assert len(all_combinations) == len(all_models) * (len(all_models) - 1) / 2
-
-            for combination in all_combinations:
-                response1 = responses[combination[0]]
-                rating1 = annotations[combination[0]]
-                response2 = responses[combination[1]]
-                rating2 = annotations[combination[1]]
-
-                if rating1 == rating2:
-                    continue
-
-                if rating1 > rating2:
-                    chosen_message = [
-                        {"content": prompt, "role": "user"},
-                        {"content": response1, "role": "assistant"},
-                    ]
-                    rejected_message = [
-                        {"content": prompt, "role": "user"},
-                        {"content": response2, "role": "assistant"},
-                    ]
-                    chosen_rating = rating1
-                    rejected_rating = rating2
-                    chosen_model, rejected_model = combination
-                elif rating1 < rating2:
-                    chosen_message = [
-                        {"content": prompt, "role": "user"},
-                        {"content": response2, "role": "assistant"},
-                    ]
-                    rejected_message = [
-                        {"content": prompt, "role": "user"},
-                        {"content": response1, "role": "assistant"},
-                    ]
-                    chosen_rating = rating2
-                    rejected_rating = rating1
-                    rejected_model, chosen_model = combination
-                else:
-                    print("error")
-
-                row_data.append({"rejected": rejected_message, "chosen": chosen_message,
-                                 "rejected_score": rejected_rating, "chosen_score": chosen_rating,
-                                 "_row": key, "_preference": preference,
-                                 "_chosen_model": chosen_model, "_rejected_model": rejected_model})
-        except (KeyError, NameError, TypeError) as exc:
-            # at module level an unassigned `rating` is a NameError (here its subclass UnboundLocalError)
-            error = "NameError" if isinstance(exc, NameError) else type(exc).__name__
+        pairs, rating, error = ref.published_script_row(example, key, rating)
+        if error is not None:
             failures.append({"source_file": key[0], "source_row": key[1], "error": error})
             continue
-        data.extend(row_data)
+        if example["responses"]:
+            rating_at_test[key] = rating
+        data.extend({"rejected": p["rejected"], "chosen": p["chosen"],
+                     "rejected_score": p["rejected_score"], "chosen_score": p["chosen_score"],
+                     "_row": key, "_preference": "code-" + p["preference"],
+                     "_chosen_model": p["chosen_model"], "_rejected_model": p["rejected_model"]}
+                    for p in pairs)
     return data, failures, rating_at_test
 
 

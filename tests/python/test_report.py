@@ -26,6 +26,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from benchmarks.reference import aspect_ratings, best_index, mean_rating
 from conftest import REPO
 from preftools.hub_layout import read_table
 
@@ -41,7 +42,6 @@ CHART_IDS = [
     "uf-score-grid", "uf-model-bug", "uf-disagreement", "cuf-reasons", "cuf-pairs",
     "rever-margins", "rever-tool-calls", "judge-agreement", "length-bias", "truncation-collapse",
 ]
-VALID_RATINGS = {"1", "2", "3", "4", "5"}
 
 
 # --------------------------------------------------------------------------------------------
@@ -121,29 +121,6 @@ def spec_values(spec) -> list[dict]:
 def read_raw(raw_dir: Path, hub_id: str) -> list[dict]:
     """Every row of a dataset's raw files, whatever their format (Parquet, JSON Lines) and place."""
     return read_table(raw_dir / hub_id).to_pylist()
-
-
-def parse_rating(value) -> int | None:
-    return int(value) if value in VALID_RATINGS else None
-
-
-def average_rating(completion: dict) -> float | None:
-    annotations = completion.get("annotations") or {}
-    ratings = [
-        parse_rating((annotations.get(aspect) or {}).get("Rating"))
-        for aspect in ("helpfulness", "honesty", "instruction_following", "truthfulness")
-    ]
-    valid = [r for r in ratings if r is not None]
-    return sum(valid) / len(valid) if valid else None
-
-
-def best_index(values: list) -> int:
-    """Highest value, None below every number, ties to the first in list order."""
-    best = None
-    for i, v in enumerate(values):
-        if best is None or (v is not None and (values[best] is None or v > values[best])):
-            best = i
-    return best
 
 
 def find_chromium() -> str | None:
@@ -260,7 +237,7 @@ def test_ultrafeedback_score_grid(specs, warehouse):
     expected: Counter = Counter()
     for row in read_raw(warehouse.raw_dir, "argilla/ultrafeedback-binarized-curation"):
         for completion in row["completions"] or []:
-            avg = average_rating(completion)
+            avg = mean_rating(aspect_ratings(completion))
             score = completion.get("overall_score")
             if avg is None or score is None:
                 continue
@@ -279,7 +256,7 @@ def test_ultrafeedback_disagreement_by_source(specs, warehouse):
         completions = row["completions"] or []
         if not completions:
             continue
-        rated = best_index([average_rating(c) for c in completions])
+        rated = best_index([mean_rating(aspect_ratings(c)) for c in completions])
         overall = best_index([c.get("overall_score") for c in completions])
         for key in (("source", row["source"] or "(no source)"), ("all", None)):
             picks[key][0] += 1

@@ -21,50 +21,19 @@ import pyarrow.parquet as pq
 import pytest
 from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
 
+from benchmarks.reference import ASPECTS, VALID_RATINGS, alternate_candidates, best_index, mean_rating, parse_rating
 from conftest import SHARED_FLAGS, run_dbt
 
 UF_DIR = "argilla/ultrafeedback-binarized-curation/data"
-ASPECTS = ("helpfulness", "honesty", "instruction_following", "truthfulness")
-VALID = {"1", "2", "3", "4", "5"}
 TOL = 1e-9
 
 
 # ---------------------------------------------------------------- the rules, in Python
-
-def parse_rating(raw):
-    return int(raw) if raw in VALID else None
-
+# The rating rules (parse_rating, mean_rating, best_index, alternate_candidates) are the
+# benchmark's reference's (benchmarks/reference.py): one Python oracle for the suite and make bench.
 
 def is_invalid_rating(raw) -> bool:
-    return raw not in VALID and raw != "N/A"
-
-
-def mean_rating(ratings):
-    present = [r for r in ratings if r is not None]
-    return sum(present) / len(present) if present else None
-
-
-def below(x, y) -> bool:
-    """x strictly below y; None is below every number and not below None."""
-    if y is None:
-        return False
-    if x is None:
-        return True
-    return x < y
-
-
-def best_index(scores):
-    best = None
-    for i, s in enumerate(scores):
-        if best is None or below(scores[best], s):
-            best = i
-    return best
-
-
-def alternate_candidates(scores, best):
-    others = [i for i in range(len(scores)) if i != best]
-    lower = [i for i in others if below(scores[i], scores[best])]
-    return set(lower or others)
+    return raw not in VALID_RATINGS and raw != "N/A"
 
 
 def same_number(a, b) -> bool:
