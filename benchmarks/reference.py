@@ -57,7 +57,7 @@ HUB_IDS = {
 }
 ASPECTS = ("helpfulness", "honesty", "instruction_following", "truthfulness")
 VALID_RATINGS = {"1": 1, "2": 2, "3": 3, "4": 4, "5": 5}
-JUDGE_BLOCK = re.compile(r"<judge>(.*?)</judge>", re.S)
+KIND_TAG = re.compile(r"\[([^\[\]]*)\]\s*$")
 BATCH_ROWS = 1000
 
 
@@ -289,74 +289,139 @@ def code_ultrafeedback(raw_dir: Path, whole_rows: bool = False) -> tuple[list[di
 
 # ----------------------------------------------------------------------------- ReVeR
 
-def criterion_kind(criterion: Any) -> str:
-    text = criterion.rstrip() if isinstance(criterion, str) else ""
-    if text.endswith("[Hard Rule]"):
-        return "hard_rule"
-    if text.endswith("[Principle]"):
-        return "principle"
-    return "unknown"
+class _Invalid(ValueError):
+    pass
 
 
-def verdict_scores(verdict: Any) -> dict[str, Any] | None:
-    """rubric_id -> score from a verdict object: a list of {rubric_id, score, ...} under a
-    single key, or a map keyed by rubric_id. None for any other shape or a repeated id."""
-    if not isinstance(verdict, dict):
+def strict_json(text: Any) -> Any:
+    """RFC 8259 JSON or _Invalid: no NaN/Infinity (Python's json takes them); an object is kept
+    as ("__object__", [(key, value), ...]) so that repeated keys can be seen."""
+    if text is None:
+        raise _Invalid("null")
+
+    def reject_constant(c):
+        raise _Invalid(c)
+
+    try:
+        return json.loads(text, object_pairs_hook=lambda pairs: ("__object__", pairs),
+                          parse_constant=reject_constant)
+    except (json.JSONDecodeError, _Invalid) as e:
+        raise _Invalid(str(e)) from None
+
+
+def is_object(v: Any) -> bool:
+    return isinstance(v, tuple) and len(v) == 2 and v[0] == "__object__"
+
+
+def json_get(obj: Any, key: str) -> Any:
+    """First value of ``key`` in a parsed object, None when absent or not an object."""
+    if not is_object(obj):
         return None
-    if len(verdict) == 1 and isinstance(next(iter(verdict.values())), list):
-        scores: dict[str, Any] = {}
-        for entry in next(iter(verdict.values())):
-            if not isinstance(entry, dict) or "rubric_id" not in entry or "score" not in entry:
-                return None
-            rubric_id = str(entry["rubric_id"])
-            if rubric_id in scores:
-                return None
-            scores[rubric_id] = entry["score"]
-        return scores
-    scores = {}
-    for rubric_id, entry in verdict.items():
-        if not isinstance(entry, dict) or "score" not in entry:
-            return None
-        scores[str(rubric_id)] = entry["score"]
-    return scores
+    for k, v in obj[1]:
+        if k == key:
+            return v
+    return None
+
+
+def json_text(v: Any) -> str | None:
+    """A JSON scalar as SQL reads it as text (strings unquoted, numbers as written)."""
+    if v is None:
+        return None
+    if isinstance(v, str):
+        return v
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return json.dumps(v)
+    return None  # an object or array as an id matches no rubric id
+
+
+def criterion_kind(criterion: str | None) -> str:
+    """hard_rule / principle by the criterion's closing tag, else unknown."""
+    m = KIND_TAG.search(criterion or "")
+    return {"Hard Rule": "hard_rule", "Principle": "principle"}.get(m.group(1) if m else None, "unknown")
+
+
+def judge_trajectory(messages: list[dict] | None) -> dict:
+    """One judge trajectory read and scored: the task (rubric items, instruction, response) from
+    the user message's JSON; the verdict from the JSON of the LAST <judge> block of the last
+    assistant message, a list of {rubric_id, score} (bare or under a single key) or a map keyed
+    by rubric_id; ``verdict_status`` names the first thing that makes it unusable, else "ok".
+    response_score = Hard Rules satisfied + mean Principle score / 101 (0 without Principles)."""
+    msgs = [m for m in messages or [] if m is not None]
+    user = next((m["content"] for m in msgs if m["role"] == "user"), None)
+    assistants = [m["content"] for m in msgs if m["role"] == "assistant"]
+    out = {
+        "used_tool": any(m["role"] in ("tool_call", "tool") for m in msgs),
+        "n_rubric_items": 0, "hard_rules_satisfied": None, "principle_mean": None, "response_score": None,
+        "criteria": None, "instruction": None, "response": None,
+    }
+    try:
+        task = strict_json(user)
+    except _Invalid:
+        task = None
+    rubrics = json_get(task, "rubrics")
+    if not isinstance(rubrics, list):
+        return {**out, "verdict_status": "malformed_user_message"}
+    items = [(json_text(json_get(r, "rubric_id")), json_get(r, "criterion")) for r in rubrics]
+    out.update(n_rubric_items=len(items), criteria=[c for _, c in items],
+               instruction=json_get(task, "instruction"), response=json_get(task, "response"))
+    if not items:
+        return {**out, "verdict_status": "no_rubric_items"}
+
+    # a block: the text after a <judge> up to the first </judge> (an unclosed <judge> opens none)
+    pieces = assistants[-1].split("<judge>")[1:] if assistants and assistants[-1] is not None else []
+    blocks = [p.split("</judge>", 1)[0] for p in pieces if "</judge>" in p]
+    out["n_judge_blocks"] = len(blocks)
+    if not blocks:
+        return {**out, "verdict_status": "no_judge_block"}
+    try:
+        verdict = strict_json(blocks[-1].strip())
+    except _Invalid:
+        return {**out, "verdict_status": "malformed_json"}
+
+    # entries: (rubric_id, entry object) in document order
+    if isinstance(verdict, list):
+        entries = [(json_text(json_get(e, "rubric_id")), e) for e in verdict]
+    elif is_object(verdict) and len(verdict[1]) == 1 and isinstance(verdict[1][0][1], list):
+        entries = [(json_text(json_get(e, "rubric_id")), e) for e in verdict[1][0][1]]
+    elif is_object(verdict):
+        entries = list(verdict[1])
+    else:
+        return {**out, "verdict_status": "unrecognised_shape"}
+
+    ids = [rid for rid, _ in items]
+    by_id: dict[str | None, list] = {}
+    for rid, e in entries:
+        by_id.setdefault(rid, []).append(e)
+    if any(rid not in ids for rid, _ in entries):
+        return {**out, "verdict_status": "unknown_rubric_id"}
+    if any(len(v) > 1 for v in by_id.values()) or len(set(ids)) != len(ids):
+        return {**out, "verdict_status": "duplicate_rubric_id"}
+    if any(rid not in by_id for rid in ids):
+        return {**out, "verdict_status": "missing_items"}
+    kinds = [criterion_kind(c) for _, c in items]
+    if "unknown" in kinds:
+        return {**out, "verdict_status": "unknown_rubric_kind"}
+    scores = [json_get(by_id[rid][0], "score") for rid in ids]
+    if any(isinstance(s, bool) or not isinstance(s, (int, float)) for s in scores):
+        return {**out, "verdict_status": "invalid_score"}
+    for k, s in zip(kinds, scores):
+        if (k == "hard_rule" and s not in (0, 1)) or (k == "principle" and not (0 <= s <= 100 and s == int(s))):
+            return {**out, "verdict_status": "score_out_of_range"}
+
+    hard = sum(1 for k, s in zip(kinds, scores) if k == "hard_rule" and s == 1)
+    princ = [s for k, s in zip(kinds, scores) if k == "principle"]
+    mean = sum(princ) / len(princ) if princ else None
+    return {**out, "verdict_status": "ok", "hard_rules_satisfied": hard, "principle_mean": mean,
+            "response_score": hard + (mean / 101 if princ else 0.0)}
 
 
 def response_score(messages: list[dict] | None) -> tuple[float | None, int | None, float | None]:
     """(score, Hard Rules satisfied, Principle mean) of one judge trajectory; (None, None, None)
     when the task or the verdict cannot be read or does not score every item validly."""
-    unusable = (None, None, None)
-    messages = messages or []
-    user = next((m["content"] for m in messages if m and m["role"] == "user"), None)
-    assistant = [m["content"] for m in messages if m and m["role"] == "assistant"]
-    try:
-        task = json.loads(user)
-        items = [(str(r["rubric_id"]), criterion_kind(r["criterion"])) for r in task["rubrics"]]
-    except (TypeError, ValueError, KeyError):
-        return unusable
-    if not items or not assistant or assistant[-1] is None:
-        return unusable
-    blocks = JUDGE_BLOCK.findall(assistant[-1])
-    if not blocks:
-        return unusable
-    try:
-        scores = verdict_scores(json.loads(blocks[-1]))
-    except ValueError:
-        return unusable
-    if scores is None or set(scores) != {rubric_id for rubric_id, _ in items} or len(set(scores)) != len(items):
-        return unusable
-    hard, principles = 0, []
-    for rubric_id, kind in items:
-        score = scores[rubric_id]
-        if isinstance(score, bool) or not isinstance(score, (int, float)) or score != int(score):
-            return unusable
-        if kind == "hard_rule" and score in (0, 1):
-            hard += int(score)
-        elif kind == "principle" and 0 <= score <= 100:
-            principles.append(score)
-        else:  # unknown kind or score out of range
-            return unusable
-    principle_mean = sum(principles) / len(principles) if principles else None
-    return hard + (principle_mean or 0) / 101, hard, principle_mean
+    t = judge_trajectory(messages)
+    return t["response_score"], t["hard_rules_satisfied"], t["principle_mean"]
 
 
 def rever(raw_dir: Path, whole_rows: bool = False) -> tuple[list[dict], list[dict]]:

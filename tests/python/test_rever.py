@@ -1,7 +1,8 @@
 """ReVeR marts against an independent Python reading of the raw Parquet files.
 
-The rules come from the marts' docs and the dataset card, re-implemented here with the ``json`` and
-``re`` modules (not from the SQL): the verdict is the JSON of the LAST <judge> block of the
+The rules come from the marts' docs and the dataset card, written in Python with the ``json`` and
+``re`` modules, not from the SQL (a trajectory's score: benchmarks/reference.py, judge_trajectory,
+which make bench uses too): the verdict is the JSON of the LAST <judge> block of the
 last assistant message, in a list shape (bare or under any single key) or a map keyed by
 rubric_id; a response's score is the number of satisfied Hard Rules plus the mean Principle
 score / 101 (0 without Principles); a pair is kept when the chosen response scores strictly
@@ -20,11 +21,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from benchmarks.reference import criterion_kind, judge_trajectory
 from conftest import Warehouse, raw_rows, run_dbt
 from preftools import contract as C
 
 NUMBERED_LINE = re.compile(r"^[ \t]*[0-9]+\.[ \t]*(.*?)[ \t]*$")
-KIND_TAG = re.compile(r"\[([^\[\]]*)\]\s*$")
 TOL = 1e-12
 
 
@@ -38,130 +39,9 @@ def _raw_rows(raw_dir: Path, key: str) -> list[dict]:
     return rows
 
 
-class _Invalid(ValueError):
-    pass
-
-
-def _strict_json(text):
-    """RFC 8259 JSON or _Invalid: no NaN/Infinity, no trailing commas (json rejects those);
-    duplicate object keys are kept as a list of pairs so that they can be detected."""
-    if text is None:
-        raise _Invalid("null")
-
-    def reject_constant(c):
-        raise _Invalid(c)
-
-    try:
-        return json.loads(text, object_pairs_hook=lambda pairs: ("__object__", pairs),
-                          parse_constant=reject_constant)
-    except (json.JSONDecodeError, _Invalid) as e:
-        raise _Invalid(str(e)) from None
-
-
-def _is_object(v) -> bool:
-    return isinstance(v, tuple) and len(v) == 2 and v[0] == "__object__"
-
-
-def _get(obj, key):
-    """First value of `key` in a parsed object, None when absent or not an object."""
-    if not _is_object(obj):
-        return None
-    for k, v in obj[1]:
-        if k == key:
-            return v
-    return None
-
-
-def _as_text(v):
-    """A JSON scalar as SQL would read it as text (strings unquoted, numbers as written)."""
-    if v is None:
-        return None
-    if isinstance(v, str):
-        return v
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, (int, float)):
-        return json.dumps(v)
-    return None  # objects / arrays as ids never match a rubric id in the generated data
-
-
-def _kind(criterion: str | None) -> str:
-    m = KIND_TAG.search(criterion or "")
-    return {"Hard Rule": "hard_rule", "Principle": "principle"}.get(m.group(1) if m else None, "unknown")
-
-
 # --------------------------------------------------------------------------- the rules
-def judge_trajectory(row: dict) -> dict:
-    """Parse one raw judge row and score it, independently of the SQL."""
-    msgs = row["messages"] or []
-    user = next((m["content"] for m in msgs if m["role"] == "user"), None)
-    assistants = [m["content"] for m in msgs if m["role"] == "assistant"]
-    out = {
-        "used_tool": any(m["role"] in ("tool_call", "tool") for m in msgs),
-        "n_rubric_items": 0, "hard_rules_satisfied": None, "principle_mean": None, "response_score": None,
-        "criteria": None, "instruction": None, "response": None,
-    }
-    try:
-        task = _strict_json(user)
-    except _Invalid:
-        task = None
-    rubrics = _get(task, "rubrics")
-    if not isinstance(rubrics, list):
-        return {**out, "verdict_status": "malformed_user_message"}
-    items = [(_as_text(_get(r, "rubric_id")), _get(r, "criterion")) for r in rubrics]
-    out.update(n_rubric_items=len(items), criteria=[c for _, c in items],
-               instruction=_get(task, "instruction"), response=_get(task, "response"))
-    if not items:
-        return {**out, "verdict_status": "no_rubric_items"}
-
-    # a block: the text after a <judge> up to the first </judge> (an unclosed <judge> opens none)
-    pieces = assistants[-1].split("<judge>")[1:] if assistants and assistants[-1] is not None else []
-    blocks = [p.split("</judge>", 1)[0] for p in pieces if "</judge>" in p]
-    out["n_judge_blocks"] = len(blocks)
-    if not blocks:
-        return {**out, "verdict_status": "no_judge_block"}
-    try:
-        verdict = _strict_json(blocks[-1].strip())
-    except _Invalid:
-        return {**out, "verdict_status": "malformed_json"}
-
-    # entries: (rubric_id, entry object) in document order
-    if isinstance(verdict, list):
-        entries = [(_as_text(_get(e, "rubric_id")), e) for e in verdict]
-    elif _is_object(verdict) and len(verdict[1]) == 1 and isinstance(verdict[1][0][1], list):
-        entries = [(_as_text(_get(e, "rubric_id")), e) for e in verdict[1][0][1]]
-    elif _is_object(verdict):
-        entries = list(verdict[1])
-    else:
-        return {**out, "verdict_status": "unrecognised_shape"}
-
-    ids = [rid for rid, _ in items]
-    by_id = defaultdict(list)
-    for rid, e in entries:
-        by_id[rid].append(e)
-    if any(rid not in ids for rid, _ in entries):
-        return {**out, "verdict_status": "unknown_rubric_id"}
-    if any(len(v) > 1 for v in by_id.values()) or len(set(ids)) != len(ids):
-        return {**out, "verdict_status": "duplicate_rubric_id"}
-    if any(rid not in by_id for rid in ids):
-        return {**out, "verdict_status": "missing_items"}
-    kinds = [_kind(c) for _, c in items]
-    if "unknown" in kinds:
-        return {**out, "verdict_status": "unknown_rubric_kind"}
-    scores = [_get(by_id[rid][0], "score") for rid in ids]
-    if any(isinstance(s, bool) or not isinstance(s, (int, float)) for s in scores):
-        return {**out, "verdict_status": "invalid_score"}
-    for k, s in zip(kinds, scores):
-        if (k == "hard_rule" and s not in (0, 1)) or (k == "principle" and not (0 <= s <= 100 and s == int(s))):
-            return {**out, "verdict_status": "score_out_of_range"}
-
-    hard = sum(1 for k, s in zip(kinds, scores) if k == "hard_rule" and s == 1)
-    princ = [s for k, s in zip(kinds, scores) if k == "principle"]
-    mean = sum(princ) / len(princ) if princ else None
-    return {**out, "verdict_status": "ok", "hard_rules_satisfied": hard, "principle_mean": mean,
-            "response_score": hard + (mean / 101 if princ else 0.0)}
-
-
+# A judge trajectory is read and scored by the benchmark's reference (benchmarks/reference.py:
+# judge_trajectory), the one Python oracle of the rule; the rubric's numbered list is read here.
 def rubric_criteria(row: dict) -> list[str]:
     """The numbered list that ends the last assistant message (trailing run of '1. ...' lines)."""
     assistants = [m["content"] for m in (row["messages"] or []) if m["role"] == "assistant"]
@@ -182,7 +62,7 @@ def compute_expected(raw_dir: Path) -> dict:
     """Every trajectory parsed and scored, the rubrics, the generator's manifest."""
     judge = _raw_rows(raw_dir, "rever_judge")
     rubric = _raw_rows(raw_dir, "rever_rubric")
-    traj = {(r["source_file"], r["source_row"]): {**r, **judge_trajectory(r)} for r in judge}
+    traj = {(r["source_file"], r["source_row"]): {**r, **judge_trajectory(r["messages"])} for r in judge}
     rubrics, rubric_sources = {}, {}
     for r in sorted(rubric, key=lambda r: (r["source_file"], r["source_row"])):
         rubrics.setdefault(r["id"], rubric_criteria(r))
@@ -228,8 +108,8 @@ def compute_pairs(expected: dict) -> dict:
             decided, kept = "tie", False
         crit = expected["rubrics"].get(pid)
         # the highest score a side's rubric allows: every Hard Rule satisfied, Principle mean 100
-        tops = [sum(_kind(x) == "hard_rule" for x in t["criteria"])
-                + (100 / 101 if any(_kind(x) == "principle" for x in t["criteria"]) else 0)
+        tops = [sum(criterion_kind(x) == "hard_rule" for x in t["criteria"])
+                + (100 / 101 if any(criterion_kind(x) == "principle" for x in t["criteria"]) else 0)
                 for t in (c, r) if t and t["criteria"] is not None]
         pairs[pid] = {
             # the rubric's source, else the trajectories' (the smallest)
@@ -310,7 +190,7 @@ def test_rubric_items_parsed_from_the_numbered_list(warehouse, expected):
     got = defaultdict(list)
     for r in warehouse.rows("select id, item_index, criterion, kind from rever_rubric_items order by id, item_index"):
         got[r["id"]].append((r["criterion"], r["kind"]))
-    want = {r["id"]: [(c, _kind(c)) for c in rubric_criteria(r)] for r in expected["rubric_rows"]}
+    want = {r["id"]: [(c, criterion_kind(c)) for c in rubric_criteria(r)] for r in expected["rubric_rows"]}
     assert dict(got) == want
 
 
@@ -359,8 +239,7 @@ def test_multiple_judge_blocks_use_the_last(warehouse, expected):
         # the score the first (draft) block would give
         last = raw["messages"][-1]["content"]
         first_only = last[: last.index("</judge>") + len("</judge>")]
-        draft = judge_trajectory({**raw, "messages": raw["messages"][:-1] + [
-            {"role": "assistant", "content": first_only}]})
+        draft = judge_trajectory(raw["messages"][:-1] + [{"role": "assistant", "content": first_only}])
         assert _close(row["response_score"], raw["response_score"]), row
         n_differ += draft["response_score"] != raw["response_score"]
     assert n_differ > 0  # the planted drafts do change the score, so the check has teeth
@@ -536,7 +415,7 @@ def test_handmade_verdict_statuses(handmade_rever):
     # the independent Python reading of this file agrees on every row
     for row in _raw_rows(handmade_rever.raw_dir, "rever_judge"):
         if row["id"] not in OWN_TESTS:
-            assert judge_trajectory(row)["verdict_status"] == want[(row["id"], row["candidate"])], row["id"]
+            assert judge_trajectory(row["messages"])["verdict_status"] == want[(row["id"], row["candidate"])], row["id"]
 
 
 def test_handmade_integrity_kinds(handmade_rever):
