@@ -424,6 +424,22 @@ def response_score(messages: list[dict] | None) -> tuple[float | None, int | Non
     return t["response_score"], t["hard_rules_satisfied"], t["principle_mean"]
 
 
+def retention(chosen: dict | None, rejected: dict | None) -> tuple[str, bool | None]:
+    """(decided_by, kept) of a pair from its two scored trajectories: the chosen response must
+    score strictly higher, compared exactly (Hard Rules satisfied first, then the Principle means,
+    a missing mean as 0); "unscored" (kept None) when a side has no score, "tie" (not kept)."""
+    c = chosen["response_score"] if chosen else None
+    r = rejected["response_score"] if rejected else None
+    if c is None or r is None:
+        return "unscored", None
+    if chosen["hard_rules_satisfied"] != rejected["hard_rules_satisfied"]:
+        return "hard_rules", chosen["hard_rules_satisfied"] > rejected["hard_rules_satisfied"]
+    c_mean, r_mean = chosen["principle_mean"] or 0, rejected["principle_mean"] or 0
+    if c_mean != r_mean:
+        return "principles", c_mean > r_mean
+    return "tie", False
+
+
 def rever(raw_dir: Path, whole_rows: bool = False) -> tuple[list[dict], list[dict]]:
     trajectories: list[dict] = []
     first_of: dict[tuple[str, str], dict] = {}
@@ -443,10 +459,10 @@ def rever(raw_dir: Path, whole_rows: bool = False) -> tuple[list[dict], list[dic
             ids.setdefault(row["id"])
     pairs = []
     for pair_id in ids:
-        chosen = first_of.get((pair_id, "chosen"), {}).get("response_score")
-        rejected = first_of.get((pair_id, "rejected"), {}).get("response_score")
-        pairs.append({"id": pair_id, "chosen_score": chosen, "rejected_score": rejected,
-                      "kept": None if chosen is None or rejected is None else chosen > rejected})
+        chosen, rejected = first_of.get((pair_id, "chosen")), first_of.get((pair_id, "rejected"))
+        pairs.append({"id": pair_id, "chosen_score": chosen and chosen["response_score"],
+                      "rejected_score": rejected and rejected["response_score"],
+                      "kept": retention(chosen, rejected)[1]})
     return trajectories, pairs
 
 

@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from benchmarks.reference import criterion_kind, judge_trajectory
+from benchmarks.reference import criterion_kind, judge_trajectory, retention
 from conftest import Warehouse, raw_rows, run_dbt
 from preftools import contract as C
 
@@ -98,14 +98,7 @@ def compute_pairs(expected: dict) -> dict:
         c, r = members.get(pid, {}).get("chosen"), members.get(pid, {}).get("rejected")
         cs = c["response_score"] if c else None
         rs = r["response_score"] if r else None
-        if cs is None or rs is None:
-            decided, kept = "unscored", None
-        elif c["hard_rules_satisfied"] != r["hard_rules_satisfied"]:
-            decided, kept = "hard_rules", cs > rs
-        elif (c["principle_mean"] or 0) != (r["principle_mean"] or 0):
-            decided, kept = "principles", cs > rs
-        else:
-            decided, kept = "tie", False
+        decided, kept = retention(c, r)
         crit = expected["rubrics"].get(pid)
         # the highest score a side's rubric allows: every Hard Rule satisfied, Principle mean 100
         tops = [sum(criterion_kind(x) == "hard_rule" for x in t["criteria"])
@@ -335,6 +328,8 @@ TWICE_RUBRIC = [("r1", "The response must be a haiku. [Hard Rule]"), ("r1", "The
 #      expected status of chosen, of rejected, expected integrity rows {(kind, candidate)})
 HANDMADE_PAIRS = {
     "handmade:ok": (_task(), SOUND_CHOSEN, _task(), SOUND_REJECTED, HANDMADE_RUBRIC, "ok", "ok", set()),
+    # both sides score the same: a tie, not kept
+    "handmade:tie": (_task(), SOUND_CHOSEN, _task(), SOUND_CHOSEN, HANDMADE_RUBRIC, "ok", "ok", {("not_kept", None)}),
     "handmade:unknown_rubric_id": (
         _task(), '{"r1": {"score": 1}, "r2": {"score": 80}, "r9": {"score": 1}}', _task(), SOUND_REJECTED,
         HANDMADE_RUBRIC, "unknown_rubric_id", "ok", {("verdict_unknown_rubric_id", "chosen")}),
@@ -416,6 +411,18 @@ def test_handmade_verdict_statuses(handmade_rever):
     for row in _raw_rows(handmade_rever.raw_dir, "rever_judge"):
         if row["id"] not in OWN_TESTS:
             assert judge_trajectory(row["messages"])["verdict_status"] == want[(row["id"], row["candidate"])], row["id"]
+
+
+def test_handmade_retention_rule(handmade_rever):
+    """Each hand-made pair is decided and kept as the reference's retention rule says, a tie
+    included (the generated data has none)."""
+    rows = sorted(_raw_rows(handmade_rever.raw_dir, "rever_judge"), key=lambda r: (r["source_file"], r["source_row"]))
+    first: dict = {}
+    for row in rows:
+        first.setdefault((row["id"], row["candidate"]), judge_trajectory(row["messages"]))
+    got = {r["id"]: (r["decided_by"], r["kept"]) for r in handmade_rever.rows("select id, decided_by, kept from rever_pairs")}
+    assert got == {pid: retention(first.get((pid, "chosen")), first.get((pid, "rejected"))) for pid in got}
+    assert got["handmade:tie"] == ("tie", False) and got["handmade:ok"] == ("hard_rules", True)
 
 
 def test_handmade_integrity_kinds(handmade_rever):
