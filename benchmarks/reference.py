@@ -336,9 +336,10 @@ def json_text(v: Any) -> str | None:
     return None  # an object or array as an id matches no rubric id
 
 
-def criterion_kind(criterion: str | None) -> str:
-    """hard_rule / principle by the criterion's closing tag, else unknown."""
-    m = KIND_TAG.search(criterion or "")
+def criterion_kind(criterion: Any) -> str:
+    """hard_rule / principle by the criterion's closing tag, else unknown (a criterion that is
+    not a string included)."""
+    m = KIND_TAG.search(criterion) if isinstance(criterion, str) else None
     return {"Hard Rule": "hard_rule", "Principle": "principle"}.get(m.group(1) if m else None, "unknown")
 
 
