@@ -188,8 +188,10 @@ def make_handler(hub: FakeHub):
         def _read(self, path: str):
             if m := repo_re.match(path):
                 repo_id, action, rev = unquote(m.group(1)), m.group(2), unquote(m.group(3) or "main")
-                if action not in (None, "revision", "tree") or (found := self._at(repo_id, rev)) is None:
-                    return None if action in (None, "revision", "tree") else self._error(404, "unknown route")
+                if action not in (None, "revision", "tree"):
+                    return self._error(404, "unknown route")
+                if (found := self._at(repo_id, rev)) is None:
+                    return None
                 commit, files = found
                 if action == "tree":
                     folders = sorted({p.rsplit("/", 1)[0] for p in files if "/" in p})
