@@ -75,8 +75,8 @@ def sql_string(value: object) -> str:
 
 
 def raw_relation(raw_dir: Path, key: str) -> str:
-    """SQL for every row of raw dataset ``key``, with ``source_file`` (the file's name) and
-    ``source_row`` (0-based row in the file): the Parquet files in one read, each JSON file read
+    """SQL for every row of raw dataset ``key``, with ``source_path`` (the file's path),
+    ``source_file`` (its name) and ``source_row`` (0-based row in the file): the Parquet files in one read, each JSON file read
     with the contract's column types (rows numbered in file order)."""
     dataset = DATASETS_BY_KEY[key]
     files = dataset.data_files(raw_dir)
@@ -87,14 +87,15 @@ def raw_relation(raw_dir: Path, key: str) -> str:
     if parquet:
         paths = ", ".join(sql_string(f) for f in parquet)
         selects.append(
-            "select * exclude (filename, file_row_number), parse_filename(filename) as source_file,"
+            "select * exclude (filename, file_row_number), filename as source_path, parse_filename(filename) as source_file,"
             f" file_row_number as source_row from read_parquet([{paths}], filename = true, file_row_number = true)")
     types = duckdb_types(dataset.schema)
     columns = "{" + ", ".join(f"{sql_string(c)}: {sql_string(t)}" for c, t in types.items()) + "}"
     for f in files:
         if f not in parquet:
             selects.append(
-                f"select * exclude (ordinality), {sql_string(f.name)} as source_file, ordinality - 1 as source_row"
+                f"select * exclude (ordinality), {sql_string(f)} as source_path, {sql_string(f.name)} as source_file,"
+                f" ordinality - 1 as source_row"
                 f" from read_json({sql_string(f)}, columns = {columns}) with ordinality")
     return "\nunion all by name\n".join(selects)
 

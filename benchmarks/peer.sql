@@ -15,11 +15,15 @@
 -- document (docs/marts.md, the doc blocks in models/docs/); the VADER sentiment is the other half
 -- of the peer (`python -m benchmarks.peer vader`).
 
--- A raw row's key, as the warehouse documents it: md5 of '<dataset>:<file name without its
--- format suffix>:<row in the file>'.
-create or replace temp macro row_key(dataset, file_name, row_in_file) as
-    md5(dataset || ':' || regexp_extract(file_name, '^(.+?)(\.parquet|\.jsonl?(\.gz|\.zst)?)?$', 1)
-        || ':' || row_in_file);
+-- A raw row's key, as the warehouse documents it: md5 of '<dataset>:<content key>:<occurrence>',
+-- the content key an exact key (md5 of its parts' md5s joined with ':', NULL as 'null') over what
+-- the row is about, occurrence the row's rank among the rows of equal content (by path, then row).
+create or replace temp macro part_key(t) as coalesce(md5(t), 'null');
+create or replace temp macro list_key(element_keys) as
+    case when element_keys is not null then md5(array_to_string(element_keys, ':')) end;
+create or replace temp macro row_key(dataset, content, source_path, source_row) as
+    md5(dataset || ':' || content || ':'
+        || (row_number() over (partition by content order by source_path, source_row) - 1));
 
 -- Strict JSON (RFC 8259): DuckDB's json_valid also accepts trailing commas and NaN/Infinity.
 create or replace temp macro is_strict_json(t) as
@@ -39,7 +43,9 @@ create or replace temp table uf_rows as
 select
     source_file,
     source_row,
-    row_key('ultrafeedback', source_file, source_row) as prompt_id,
+    row_key('ultrafeedback', md5(concat_ws(':', part_key(source), part_key(instruction), part_key(list_key(
+        list_transform(completions, lambda c: md5(part_key(c.model) || ':' || part_key(c.response))))))),
+        source_path, source_row) as prompt_id,
     len(completions) as n_completions,
     list_transform(completions, lambda c: {
         'model': c.model,
@@ -172,7 +178,10 @@ left join picks using (prompt_id);
 -- response and annotation entries narrowed to what is used, a NULL entry kept NULL
 create or replace temp table cuf_rows as
 select
-    row_key('code_ultrafeedback', source_file, source_row) as prompt_id,
+    row_key('code_ultrafeedback', md5(concat_ws(':', part_key(preference), part_key(instruction),
+        part_key(list_key(list_transform(models, lambda m: md5(part_key(m))))),
+        part_key(list_key(list_transform(responses, lambda r: md5(part_key(r.model) || ':' || part_key(r.response))))))),
+        source_path, source_row) as prompt_id,
     row_number() over (order by source_file, source_row) - 1 as prompt_order,
     preference,
     list_transform(responses, lambda r: case when r is not null then {'model': r.model} end) as responses,

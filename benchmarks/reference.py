@@ -42,7 +42,7 @@ import sys
 import time
 from hashlib import md5
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -63,8 +63,8 @@ BATCH_ROWS = 1000
 
 # ----------------------------------------------------------------------------- reading
 
-def iter_rows(raw_dir: Path, key: str, columns: list[str] | None) -> Iterator[tuple[str, int, dict]]:
-    """(file basename, 0-based row in file, row as a dict) for every raw row, files in the Hub's
+def iter_rows(raw_dir: Path, key: str, columns: list[str] | None) -> Iterator[tuple[Path, int, dict]]:
+    """(file path, 0-based row in file, row as a dict) for every raw row, files in the Hub's
     order (preftools.hub_layout). ``columns=None`` decodes whole rows, as ``for example in
     load_dataset(...)`` does."""
     repo = Path(raw_dir) / HUB_IDS[key]
@@ -81,15 +81,48 @@ def iter_rows(raw_dir: Path, key: str, columns: list[str] | None) -> Iterator[tu
             batches = (table.select(columns) if columns else table).to_batches(BATCH_ROWS)
         for batch in batches:
             for row in batch.to_pylist():
-                yield path.name, row_number, row
+                yield path, row_number, row
                 row_number += 1
 
 
-def prompt_key(dataset: str, source_file: str, source_row: int) -> str:
-    """The warehouse's documented raw-row key: md5 of '<dataset>:<file name without its format
-    suffix (.parquet, .jsonl.gz, ...)>:<row>'."""
-    stem = re.sub(r"(\.parquet|\.jsonl?(\.gz|\.zst)?)$", "", source_file)
-    return md5(f"{dataset}:{stem}:{source_row}".encode()).hexdigest()
+def text_md5(text: str) -> str:
+    return md5(text.encode()).hexdigest()
+
+
+def exact_key(parts: Iterable[str | None]) -> str:
+    """The exact key of text parts: md5 of the parts' md5s joined with ':' (None as 'null')."""
+    return text_md5(":".join("null" if p is None else text_md5(p) for p in parts))
+
+
+def list_exact_key(items: list | None, parts: Callable[[Any], list] = lambda x: [x]) -> str | None:
+    """The exact key of a list: md5 of its elements' exact keys (over ``parts(element)``) joined
+    with ':'; None for None."""
+    return None if items is None else text_md5(":".join(exact_key(parts(x)) for x in items))
+
+
+def unordered_pair_key(a: str | None, b: str | None) -> str:
+    """The exact key of two texts in either order (the smaller first; None sorts as absent)."""
+    present = [v for v in (a, b) if v is not None]
+    return exact_key([min(present, default=None), max(present, default=None)])
+
+
+def row_keys(dataset: str, rows: list[tuple[str, int, str]]) -> list[str]:
+    """The key of each raw row, given as (full path, row in file, content key): md5 of
+    '<dataset>:<content key>:<occurrence>', where occurrence counts the rows before it with the
+    same content key, by path then row."""
+    occurrence: dict[str, int] = {}
+    keys: dict[int, str] = {}
+    for i in sorted(range(len(rows)), key=lambda i: rows[i][:2]):
+        content = rows[i][2]
+        n = occurrence.get(content, 0)
+        occurrence[content] = n + 1
+        keys[i] = text_md5(f"{dataset}:{content}:{n}")
+    return [keys[i] for i in range(len(rows))]
+
+
+def messages_key(messages: list | None) -> str | None:
+    """The exact key of a message list, over each message's role and content."""
+    return list_exact_key(messages, lambda m: [None, None] if m is None else [m.get("role"), m.get("content")])
 
 
 # ----------------------------------------------------------------------------- UltraFeedback
@@ -135,12 +168,22 @@ def alternate_candidates(values: list[float | None], best: int | None) -> list[i
     return lower or others
 
 
+def ultrafeedback_content_key(row: dict) -> str:
+    """What an UltraFeedback row is about: its source, instruction and completions' models and
+    responses (not their ratings)."""
+    return exact_key([row["source"], row["instruction"], list_exact_key(
+        row["completions"], lambda c: [None, None] if c is None else [c["model"], c["response"]])])
+
+
 def ultrafeedback(raw_dir: Path, seed: int, whole_rows: bool = False) -> tuple[list[dict], list[dict]]:
     rng = random.Random(seed)
     completions_out: list[dict] = []
     prompts_out: list[dict] = []
+    contents: list[tuple[str, int, str]] = []
     columns = None if whole_rows else ["source", "instruction", "completions"]
-    for source_file, source_row, row in iter_rows(raw_dir, "ultrafeedback", columns):
+    for path, source_row, row in iter_rows(raw_dir, "ultrafeedback", columns):
+        source_file = path.name
+        contents.append((str(path), source_row, ultrafeedback_content_key(row)))
         completions = row["completions"]
         averages: list[float | None] = []
         overall: list[float | None] = []
@@ -175,6 +218,8 @@ def ultrafeedback(raw_dir: Path, seed: int, whole_rows: bool = False) -> tuple[l
             "random_for_best_rated_index": rng.choice(rated_pool) if rated_pool else None,
             "random_for_best_overall_index": rng.choice(overall_pool) if overall_pool else None,
         })
+    for prompt, prompt_id in zip(prompts_out, row_keys("ultrafeedback", contents)):
+        prompt["prompt_id"] = prompt_id
     return completions_out, prompts_out
 
 
@@ -244,6 +289,12 @@ def published_script_row(example: dict, prompt_id: str, rating: Any = UNSET) -> 
     return data, rating, None
 
 
+def code_ultrafeedback_content_key(example: dict) -> str:
+    """What a CodeUltraFeedback row is about: its preference, instruction, models and responses."""
+    return exact_key([example["preference"], example["instruction"], list_exact_key(example["models"]),
+                      list_exact_key(example["responses"], lambda r: [None, None] if r is None else [r["model"], r["response"]])])
+
+
 def code_ultrafeedback(raw_dir: Path, whole_rows: bool = False) -> tuple[list[dict], list[dict], list[dict], int]:
     """(published-logic pairs in script order, quarantined rows, corrected pairs, n responses)."""
     published: list[dict] = []
@@ -252,8 +303,10 @@ def code_ultrafeedback(raw_dir: Path, whole_rows: bool = False) -> tuple[list[di
     n_responses = 0
     rating = UNSET  # the script's `rating`, carried from row to row
     columns = ["instruction", "preference", "responses", "annotations"]
-    for source_file, source_row, example in iter_rows(raw_dir, "code_ultrafeedback", None if whole_rows else columns):
-        prompt_id = prompt_key("code_ultrafeedback", source_file, source_row)
+    rows = list(iter_rows(raw_dir, "code_ultrafeedback", None if whole_rows else columns + ["models"]))
+    prompt_ids = row_keys("code_ultrafeedback", [(str(path), i, code_ultrafeedback_content_key(example))
+                                                 for path, i, example in rows])
+    for (path, source_row, example), prompt_id in zip(rows, prompt_ids):
         n_responses += len(example["responses"] or [])
 
         # --- the published script, line for line
@@ -446,9 +499,9 @@ def rever(raw_dir: Path, whole_rows: bool = False) -> tuple[list[dict], list[dic
     first_of: dict[tuple[str, str], dict] = {}
     ids: dict[str, None] = {}
     columns = None if whole_rows else ["id", "candidate", "messages"]
-    for source_file, source_row, row in iter_rows(raw_dir, "rever_judge", columns):
+    for path, source_row, row in iter_rows(raw_dir, "rever_judge", columns):
         score, hard, principle_mean = response_score(row["messages"])
-        trajectory = {"source_file": source_file, "source_row": source_row, "id": row["id"],
+        trajectory = {"source_file": path.name, "source_row": source_row, "id": row["id"],
                       "candidate": row["candidate"], "response_score": score,
                       "hard_rules_satisfied": hard, "principle_mean": principle_mean}
         trajectories.append(trajectory)

@@ -383,11 +383,11 @@ CHECKS: list[tuple[str, str, str]] = [
                 instruction_following_rating, truthfulness_rating, round(average_rating, {FLOAT_DIGITS})
          from wh.main.ultrafeedback_completion_scores"""),
     ("ultrafeedback_curated: best-rated and best-overall picks per prompt",
-     f"""select source_file, source_row, n_completions, best_rated_index, best_rated_model,
+     f"""select source_file, source_row, prompt_id, n_completions, best_rated_index, best_rated_model,
                 round(score_best_rated, {FLOAT_DIGITS}), best_overall_index, best_overall_model,
                 round(score_best_overall, {FLOAT_DIGITS}), best_rated_index <> best_overall_index
          from ref.uf_prompts""",
-     f"""select source_file, source_row, n_completions, best_rated_index, best_rated_model,
+     f"""select source_file, source_row, prompt_id, n_completions, best_rated_index, best_rated_model,
                 round(score_best_rated, {FLOAT_DIGITS}), best_overall_index, best_overall_model,
                 round(score_best_overall, {FLOAT_DIGITS}), best_rated_is_different_from_best_overall
          from wh.main.ultrafeedback_curated"""),

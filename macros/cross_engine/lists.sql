@@ -27,6 +27,13 @@
     filter({{ list_expr }}, {{ preference_warehouse.lambda_(param, body) }})
 {%- endmacro %}
 
+{#- The elements of a list of texts joined with `sep` (a SQL string literal). -#}
+{% macro list_join(list_expr, sep) -%}
+    {{ return(adapter.dispatch('list_join', 'preference_warehouse')(list_expr, sep)) }}
+{%- endmacro %}
+{% macro default__list_join(list_expr, sep) -%} array_to_string({{ list_expr }}, {{ sep }}) {%- endmacro %}
+{% macro spark__list_join(list_expr, sep) -%} concat_ws({{ sep }}, {{ list_expr }}) {%- endmacro %}
+
 {#- Number of elements; NULL for a NULL list. -#}
 {% macro list_size(list_expr) -%}
     {{ return(adapter.dispatch('list_size', 'preference_warehouse')(list_expr)) }}

@@ -34,12 +34,30 @@
     {{ return(group in enabled_dataset_groups()) }}
 {%- endmacro %}
 
-{#- The three key columns every staging model starts with: `<key_name>` (md5 of the dataset key,
-    the file name without its format suffix and the row number in the file: a row keeps its key
-    when its file is converted between Parquet and JSON), `source_file` (file name without folder)
-    and `source_row` (0-based row number in that file), from the reader's filename/file_row_number. -#}
+{#- An exact key over text parts: md5 of the parts' own md5s joined with ':' (a NULL part hashes
+    as the literal 'null', which no md5 hex digest equals). A ':' inside a part cannot fool it, and
+    NULL differs from ''. -#}
+{% macro exact_key(parts) -%}
+    md5(concat_ws(':', {% for p in parts %}coalesce(md5({{ p }}), 'null'){{ ", " if not loop.last }}{% endfor %}))
+{%- endmacro %}
+
+{#- The exact key of a list, as a text: md5 of its elements' exact keys joined with ':', each
+    element's key over `parts`, expressions of the element `x` (the element itself by default);
+    NULL for a NULL list, md5('') for an empty one. -#}
+{% macro list_exact_key(list_expr, parts=['x']) -%}
+    case when {{ list_expr }} is not null then md5({{ list_join(list_transform(list_expr, 'x', exact_key(parts)), "':'") }}) end
+{%- endmacro %}
+
+{#- The three key columns every staging model starts with:
+    - `<key_name>`: md5 of '<dataset key>:<content key>:<occurrence>'. The content key
+      (`content_key`, a column the model computes with exact_key) covers what the row is about,
+      its prompt and responses, not its ratings; occurrence numbers the rows of one dataset with
+      the same content key in file order (full path, then row), 0 for the first. Removing, adding
+      or reordering other rows, or converting a file between Parquet and JSON, changes no key.
+    - `source_file` (file name without folder) and `source_row` (0-based row number in that
+      file): where the row was read, from the reader's filename/file_row_number. -#}
 {% macro raw_row_key_columns(dataset_key, key_name) -%}
-    {{ stable_hash(["'" ~ dataset_key ~ "'", regex_group(file_basename('filename'), '^(.+?)(\\.parquet|\\.jsonl?(\\.gz|\\.zst)?)?$'), 'file_row_number']) }} as {{ key_name }},
+    {{ stable_hash(["'" ~ dataset_key ~ "'", 'content_key', 'row_number() over (partition by content_key order by filename, file_row_number) - 1']) }} as {{ key_name }},
         {{ file_basename('filename') }} as source_file,
         cast(file_row_number as bigint) as source_row
 {%- endmacro %}
@@ -56,3 +74,9 @@
 {%- endmacro %}
 {% macro default__regex_contains(expr, pattern) -%} regexp_matches({{ expr }}, '{{ pattern }}') {%- endmacro %}
 {% macro spark__regex_contains(expr, pattern) -%} ({{ expr }} rlike {{ preference_warehouse.spark_regex_literal(pattern) }}) {%- endmacro %}
+
+{#- The exact key of two texts in either order (the smaller first): a pair keeps it when its two
+    sides are swapped. -#}
+{% macro unordered_pair_key(a, b) -%}
+    {{ exact_key(['least(' ~ a ~ ', ' ~ b ~ ')', 'greatest(' ~ a ~ ', ' ~ b ~ ')']) }}
+{%- endmacro %}

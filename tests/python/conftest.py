@@ -285,6 +285,24 @@ def warehouse(raw_dir, tmp_path_factory) -> Warehouse:
     return Warehouse(db, raw_dir, work)
 
 
+@pytest.fixture(scope="session")
+def revised(raw_dir, warehouse, tmp_path_factory):
+    """(warehouse, what was planted): the session's raw data revised in known ways
+    (revision.py: rows removed, added, reordered, ratings changed), built (models and seeds)."""
+    from revision import Planted, revise
+
+    def make(folder: Path) -> None:
+        revise(raw_dir, folder / "raw", warehouse).save(folder / "planted.json")
+        run_dbt(["build", "--resource-type", "model", "--resource-type", "seed"], folder / "raw",
+                folder / "warehouse.duckdb", folder)
+
+    folder = shared_once(tmp_path_factory, "shared_revision", make)
+    if folder is None:
+        folder = tmp_path_factory.mktemp("revision")
+        make(folder)
+    return Warehouse(folder / "warehouse.duckdb", folder / "raw", folder), Planted.load(folder / "planted.json")
+
+
 @pytest.fixture
 def hub():
     """The stand-in Hugging Face Hub (hub_standin.py), served on a local port for one test."""

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchmarks import reference as rules
+
 # The columns of main.preference_pairs that the reference computes (all but score_kind, a label made
 # from the entry's shape and score_range).
 PAIR_COLUMNS = (
@@ -38,7 +40,6 @@ BUILTIN_DATASETS = ("ultrafeedback", "code_ultrafeedback", "rever")  # registere
 
 TRANSCRIPT_MARKERS = {"\n\nHuman:": "user", "\n\nAssistant:": "assistant"}
 NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
-FORMAT_SUFFIX = re.compile(r"(\.parquet|\.jsonl?(\.gz|\.zst)?)$")
 # "collapsing white space" for cross_dataset_duplicate: the repo's normalisation (test_cross_dataset):
 # runs of RE2 \s (tab, newline, form feed, CR, space) -> one space, then trimmed.
 WHITE_RUN = re.compile(r"[\t\n\f\r ]+")
@@ -92,9 +93,27 @@ def normalised_key(messages: list[dict]) -> tuple:
 
 # ------------------------------------------------------------------------------ raw rows
 
-def raw_row_key(name: str, file_name: str, row: int) -> str:
-    """prompt_id of a raw row: md5('<name>:<file name without format suffix>:<0-based row>')."""
-    return md5(f"{name}:{FORMAT_SUFFIX.sub('', file_name)}:{row}")
+def staged_text(value) -> str | None:
+    """A column read as text (None for a list or None)."""
+    return None if value is None or isinstance(value, list) else str(value)
+
+
+def content_key(row: dict, entry: dict) -> str:
+    """What a raw row is about, as benchmarks/reference.py keys it: the prompt and the responses
+    (either order for a pair), never the scores or ratings."""
+    if entry["shape"] == "rated_completions":
+        def parts(c):
+            return [staged_text(field_path(c, entry["columns"]["response"])),
+                    staged_text(field_path(c, entry["columns"]["model"])) if "model" in entry["columns"] else None]
+        return rules.exact_key([staged_text(column(row, entry, "prompt")),
+                                rules.list_exact_key(column(row, entry, "completions"), parts)])
+    prompt = mapped_messages(column(row, entry, "prompt"), "user") if "prompt" in entry["columns"] else []
+    sides = []
+    for side in ("chosen", "rejected"):
+        value = column(row, entry, side)
+        messages = [] if entry["shape"] == "transcript" else mapped_messages(value, "assistant")
+        sides.append(rules.exact_key([rules.messages_key(messages), staged_text(value)]))
+    return rules.exact_key([rules.messages_key(prompt), rules.unordered_pair_key(*sides)])
 
 
 def entry_files(entry: dict, raw_dir: Path) -> list[Path]:
@@ -105,13 +124,14 @@ def entry_files(entry: dict, raw_dir: Path) -> list[Path]:
     return [Path(f) for f in data_files(validated, raw_dir)]
 
 
-def entry_rows(entry: dict, raw_dir: Path):
-    """(file name, 0-based row in the file, row) for every raw row of the entry, in file order."""
+def entry_rows(entry: dict, raw_dir: Path) -> list[tuple[str, int, dict, str]]:
+    """(file name, 0-based row in the file, row, prompt_id) for every raw row of the entry, in
+    file order; prompt_id is the row's key (benchmarks/reference.py's row_keys)."""
     from conftest import raw_file_rows
 
-    for path in entry_files(entry, raw_dir):
-        for i, row in enumerate(raw_file_rows(path)):
-            yield path.name, i, row
+    rows = [(path, i, row) for path in entry_files(entry, raw_dir) for i, row in enumerate(raw_file_rows(path))]
+    keys = rules.row_keys(entry["name"], [(str(path), i, content_key(row, entry)) for path, i, row in rows])
+    return [(path.name, i, row, key) for (path, i, row), key in zip(rows, keys)]
 
 
 def column(row: dict, entry: dict, canonical: str):
@@ -301,8 +321,7 @@ def new_pair(entry, order, prompt_id, pair_id, source, prompt, chosen, rejected,
 
 def preference_pairs(entry: dict, rows) -> tuple[list, list]:
     pairs = []
-    for file_name, i, row in rows:
-        prompt_id = raw_row_key(entry["name"], file_name, i)
+    for file_name, i, row, prompt_id in rows:
         prompt, chosen, rejected = preference_messages(row, entry)
         pairs.append(new_pair(
             entry, (file_name, i, 0, 0), prompt_id, md5(f"{entry['name']}:{prompt_id}"),
@@ -315,8 +334,7 @@ def preference_pairs(entry: dict, rows) -> tuple[list, list]:
 
 def transcript_pairs(entry: dict, rows) -> tuple[list, list]:
     pairs = []
-    for file_name, i, row in rows:
-        prompt_id = raw_row_key(entry["name"], file_name, i)
+    for file_name, i, row, prompt_id in rows:
         prompt, chosen, rejected = transcript_messages(row, entry)
         pairs.append(new_pair(entry, (file_name, i, 0, 0), prompt_id, md5(f"{entry['name']}:{prompt_id}"),
                               column(row, entry, "source"), prompt, chosen, rejected))
@@ -328,8 +346,7 @@ def rated_completion_pairs(entry: dict, rows, random_seed) -> tuple[list, list]:
     pairing = entry.get("pairing", "best_vs_lower")
     paths = rating_paths(entry)
     pairs, rejects = [], []
-    for file_name, i, row in rows:
-        prompt_id = raw_row_key(name, file_name, i)
+    for file_name, i, row, prompt_id in rows:
         completions = column(row, entry, "completions") or []
         ratings = [completion_rating(c or {}, paths, entry["score_range"]) for c in completions]
         found = rated_pairs_of_row(ratings, pairing, random_seed, prompt_id)
@@ -396,7 +413,7 @@ def finish_pairs(pairs: list[dict], entry: dict, earlier_keys: set, train_on_fla
 
 def entry_pairs(entry: dict, raw_dir: Path, random_seed) -> tuple[list, list, int]:
     """(pairs, rejects, raw row count) of one registry entry, flags not yet set."""
-    rows = list(entry_rows(entry, raw_dir))
+    rows = entry_rows(entry, raw_dir)
     if entry["shape"] == "preference":
         pairs, rejects = preference_pairs(entry, rows)
     elif entry["shape"] == "transcript":

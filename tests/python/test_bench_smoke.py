@@ -523,7 +523,7 @@ def _peer_script(raw_dir: Path) -> duckdb.DuckDBPyConnection:
             con.execute(f"create view {view} as {peer.raw_relation(raw_dir, key)}")
         else:
             con.register(f"{view}_empty", dataset.schema.empty_table())
-            con.execute(f"create view {view} as select *, '' as source_file, 0::bigint as source_row from {view}_empty")
+            con.execute(f"create view {view} as select *, '' as source_path, '' as source_file, 0::bigint as source_row from {view}_empty")
     peer.execute_script(con, 42)
     return con
 

@@ -39,10 +39,13 @@ def finished(e, pairs, earlier=frozenset()):
     return pairs
 
 
-def test_raw_row_key_drops_the_format_suffix():
-    assert ref.raw_row_key("hh", "train.jsonl.gz", 3) == ref.md5("hh:train:3")
-    assert ref.raw_row_key("h4", "train_prefs-00000-of-00001.parquet", 0) == ref.md5("h4:train_prefs-00000-of-00001:0")
-    assert ref.raw_row_key("x", "part.json", 7) == ref.md5("x:part:7")
+def test_content_key_is_what_was_judged():
+    e = entry("preference", {"prompt": "p", "chosen": "c", "rejected": "r", "chosen_score": "cs"})
+    row = {"p": "Hi?", "c": "Hello", "r": "Go away", "cs": "5"}
+    key = ref.content_key(row, e)
+    assert ref.content_key({**row, "cs": "1"}, e) == key  # a score is not what the row is about
+    assert ref.content_key({**row, "c": "Go away", "r": "Hello"}, e) == key  # a swapped pair keeps it
+    assert ref.content_key({**row, "p": "Hi!"}, e) != key and ref.content_key({**row, "r": "Bye"}, e) != key
 
 
 @pytest.mark.parametrize("value, want", [
@@ -156,12 +159,12 @@ def test_transcript_pair_hh_rlhf():
         "chosen": "\n\nHuman: Hi\n\nAssistant: Hello!\n\nHuman: Tell me a fact.\n\nAssistant: Water is wet.",
         "rejected": "\n\nHuman: Hi\n\nAssistant: Hello!\n\nHuman: Tell me a fact.\n\nAssistant: No.",
     }
-    pairs, rejects = ref.transcript_pairs(e, [("train.jsonl.gz", 0, row)])
+    pairs, rejects = ref.transcript_pairs(e, [("train.jsonl.gz", 0, row, "P0")])
     [pair] = finished(e, pairs)
     assert rejects == []
     assert pair["prompt"] == turns(("user", "Hi"), ("assistant", "Hello!"), ("user", "Tell me a fact."))
     assert pair["chosen"] == assistant("Water is wet.") and pair["rejected"] == assistant("No.")
-    assert pair["prompt_id"] == ref.md5("demo:train:0") and pair["pair_id"] == ref.md5(f"demo:{pair['prompt_id']}")
+    assert pair["prompt_id"] == "P0" and pair["pair_id"] == ref.md5("demo:P0")
     assert (pair["margin"], pair["score_margin"], pair["chosen_score"], pair["integrity_flags"]) == (None, None, None, [])
     assert pair["split"] == "demo"
 
@@ -196,8 +199,8 @@ def test_rated_best_vs_lower_draw():
         completion("m2", "r2", "N/A", "N/A"), completion("m3", "r3", "5", "4"),  # unrated; tie with best
         completion("m4", "r4", "1", "2"),
     ]}
-    pairs, rejects = ref.rated_completion_pairs(e, [("train.jsonl", 2, row)], random_seed=42)
-    prompt_id = ref.md5("demo:train:2")
+    pairs, rejects = ref.rated_completion_pairs(e, [("train.jsonl", 2, row, "P2")], random_seed=42)
+    prompt_id = "P2"
     candidates = [0, 2, 4]  # strictly below 4.5 (the unrated one included); not 3 (tie)
     drawn = min(candidates, key=lambda i: ref.md5(f"42:best_rated:{prompt_id}:{i}"))
     [pair] = finished(e, pairs)
@@ -214,7 +217,7 @@ def test_rated_best_vs_lower_draw():
         assert pair["integrity_flags"] == [] and math.isclose(pair["margin"], (4.5 - want_score) / 4)
     # another seed may draw another candidate, never a non-candidate
     for seed in range(20):
-        pairs, _ = ref.rated_completion_pairs(e, [("train.jsonl", 2, row)], random_seed=seed)
+        pairs, _ = ref.rated_completion_pairs(e, [("train.jsonl", 2, row, "P2")], random_seed=seed)
         assert pairs[0]["_order"][3] in candidates
 
 
@@ -222,7 +225,7 @@ def test_rated_unrated_completion_is_drawn_and_flagged():
     e = rated_entry()
     row = {"instruction": "Q", "source": None, "completions": [
         completion("a", "x", "N/A", None), completion("b", "y", "2", "2")]}
-    [pair] = finished(e, ref.rated_completion_pairs(e, [("f.parquet", 0, row)], 1)[0])
+    [pair] = finished(e, ref.rated_completion_pairs(e, [("f.parquet", 0, row, "P0")], 1)[0])
     assert (pair["chosen_model"], pair["rejected_model"]) == ("b", "a")
     assert (pair["chosen_score"], pair["rejected_score"], pair["margin"], pair["score_margin"]) == (2.0, None, None, None)
     assert pair["integrity_flags"] == ["unparseable_score"] and pair["split"] == "demo_flagged"
@@ -237,7 +240,7 @@ def test_rated_unrated_completion_is_drawn_and_flagged():
 ])
 def test_rated_rows_without_pair(completions, reason):
     row = {"instruction": "Q", "source": "s", "completions": completions}
-    pairs, rejects = ref.rated_completion_pairs(rated_entry(), [("f.parquet", 5, row)], 42)
+    pairs, rejects = ref.rated_completion_pairs(rated_entry(), [("f.parquet", 5, row, "P5")], 42)
     assert pairs == []
     assert rejects == [{"dataset": "demo", "source_file": "f.parquet", "source_row": 5, "reason": reason}]
 
@@ -247,8 +250,8 @@ def test_rated_all_pairs():
     row = {"instruction": "Q", "source": "s", "completions": [
         completion("a", "x", "3", "3"), completion("b", "y", "5", "5"), completion("c", "z", "3", None),
         completion("d", "w", "N/A", None), completion("e", "v", "1", "1")]}
-    pairs, rejects = ref.rated_completion_pairs(e, [("f.parquet", 0, row)], 42)
-    prompt_id = ref.md5("demo:f:0")
+    pairs, rejects = ref.rated_completion_pairs(e, [("f.parquet", 0, row, "P0")], 42)
+    prompt_id = "P0"
     # ratings 3, 5, 3, None, 1: every rated pair with different ratings, the higher chosen
     assert sorted(p["_order"][2:] for p in pairs) == [(0, 4), (1, 0), (1, 2), (1, 4), (2, 4)]
     assert {p["pair_id"] for p in pairs} == {ref.md5(f"demo:{prompt_id}:{c}:{r}") for c, r in
@@ -256,7 +259,7 @@ def test_rated_all_pairs():
     assert rejects == []
     all_tied = {"instruction": "Q", "source": "s", "completions": [
         completion("a", "x", "3", "3"), completion("b", "y", "3", "N/A"), completion("c", "z", "N/A", "N/A")]}
-    assert ref.rated_completion_pairs(e, [("f.parquet", 1, all_tied)], 42) == (
+    assert ref.rated_completion_pairs(e, [("f.parquet", 1, all_tied, "P1")], 42) == (
         [], [{"dataset": "demo", "source_file": "f.parquet", "source_row": 1, "reason": "no_rated_pair"}])
 
 
@@ -264,13 +267,13 @@ def test_preference_scores_and_their_flags():
     e = entry("preference", {"prompt": "p", "chosen": "c", "rejected": "r", "chosen_score": "cs",
                              "rejected_score": "rs"}, score_range=[1, 10])
     rows = [
-        ("a.parquet", 0, {"p": "Q", "c": "A", "r": "B", "cs": 8, "rs": "6.5"}),  # clean
-        ("a.parquet", 1, {"p": "Q", "c": "A", "r": "A", "cs": 5, "rs": 5}),  # identical, not higher
-        ("a.parquet", 2, {"p": "Q", "c": " \n", "r": "B", "cs": "N/A", "rs": 2}),  # blank, unparseable
-        ("a.parquet", 3, {"p": "Q", "c": "C", "r": "B", "cs": 12, "rs": "0"}),  # both out of range
-        ("a.parquet", 4, {"p": "Q", "c": "A", "r": "B", "cs": "9", "rs": 1}),  # duplicate of row 0 (scores aside)
-        ("a.parquet", 5, {"p": "q", "c": "a", "r": " OTHER\n\nanswer", "cs": 9, "rs": 1}),  # cross-dataset duplicate
-        ("a.parquet", 6, {"p": "Q", "c": [], "r": "B", "cs": 9, "rs": None}),  # no turn; NULL score
+        ("a.parquet", 0, {"p": "Q", "c": "A", "r": "B", "cs": 8, "rs": "6.5"}, "P0"),  # clean
+        ("a.parquet", 1, {"p": "Q", "c": "A", "r": "A", "cs": 5, "rs": 5}, "P1"),  # identical, not higher
+        ("a.parquet", 2, {"p": "Q", "c": " \n", "r": "B", "cs": "N/A", "rs": 2}, "P2"),  # blank, unparseable
+        ("a.parquet", 3, {"p": "Q", "c": "C", "r": "B", "cs": 12, "rs": "0"}, "P3"),  # both out of range
+        ("a.parquet", 4, {"p": "Q", "c": "A", "r": "B", "cs": "9", "rs": 1}, "P4"),  # duplicate of row 0 (scores aside)
+        ("a.parquet", 5, {"p": "q", "c": "a", "r": " OTHER\n\nanswer", "cs": 9, "rs": 1}, "P5"),  # cross-dataset duplicate
+        ("a.parquet", 6, {"p": "Q", "c": [], "r": "B", "cs": 9, "rs": None}, "P6"),  # no turn; NULL score
     ]
     pairs, _ = ref.preference_pairs(e, rows)
     earlier = {ref.pair_key({"prompt": user("Q"), "chosen": assistant("A"), "rejected": assistant("other answer")},
@@ -290,7 +293,7 @@ def test_duplicate_pair_keeps_the_earliest_by_file_row_and_indexes():
     e = entry("transcript", {"chosen": "c", "rejected": "r"})
     row = {"c": "\n\nHuman: Q\n\nAssistant: A", "r": "\n\nHuman: Q\n\nAssistant: B"}
     # handed over out of order: the earliest (file "a", row 3) stays clean
-    pairs, _ = ref.transcript_pairs(e, [("b.jsonl", 0, row), ("a.jsonl", 9, row), ("a.jsonl", 3, row)])
+    pairs, _ = ref.transcript_pairs(e, [("b.jsonl", 0, row, "P0"), ("a.jsonl", 9, row, "P1"), ("a.jsonl", 3, row, "P2")])
     flags = {p["_order"][:2]: p["integrity_flags"] for p in finished(e, pairs)}
     assert flags == {("a.jsonl", 3): [], ("a.jsonl", 9): ["duplicate_pair"], ("b.jsonl", 0): ["duplicate_pair"]}
 
@@ -298,7 +301,7 @@ def test_duplicate_pair_keeps_the_earliest_by_file_row_and_indexes():
 def test_unscored_preference_has_no_score_flags():
     e = entry("preference", {"chosen": "c", "rejected": "r"})
     row = {"c": turns(("user", "Q"), ("assistant", "A")), "r": turns(("user", "Q"), ("assistant", "B"))}
-    pairs, _ = ref.preference_pairs(e, [("f.parquet", 0, row)])
+    pairs, _ = ref.preference_pairs(e, [("f.parquet", 0, row, "P0")])
     [pair] = finished(e, pairs)
     assert pair["prompt"] == user("Q") and pair["integrity_flags"] == []
     assert (pair["margin"], pair["score_margin"], pair["chosen_score"], pair["rejected_score"]) == (None,) * 4

@@ -11,7 +11,7 @@ published as (
         source_row,
         chosen_score,
         rejected_score,
-        {{ code_ultrafeedback_match_key(['prompt', 'chosen_response', 'rejected_response',
+        {{ exact_key(['prompt', 'chosen_response', 'rejected_response',
                                          'chosen_score', 'rejected_score']) }} as match_key,
         -- the published shape: two messages each, user then assistant, the same prompt
         coalesce(
@@ -38,7 +38,7 @@ reproduced as (
         pair_order,
         chosen_score,
         rejected_score,
-        {{ code_ultrafeedback_match_key([list_at('chosen', 0) ~ '.content', list_at('chosen', 1) ~ '.content',
+        {{ exact_key([list_at('chosen', 0) ~ '.content', list_at('chosen', 1) ~ '.content',
                                          list_at('rejected', 1) ~ '.content',
                                          'chosen_score', 'rejected_score']) }} as match_key
     from {{ ref('code_ultrafeedback_pairs_published_logic') }}

@@ -20,6 +20,17 @@ typed as (
 
 ),
 
+identified as (
+
+    -- what the row is about (the instruction and its models and responses, not their ratings): its key's basis
+    select
+        *,
+        {{ exact_key(['preference', 'instruction', list_exact_key('models'), list_exact_key('responses', ['x.model', 'x.response'])]) }} as content_key
+
+    from typed
+
+),
+
 renamed as (
 
     select
@@ -37,7 +48,7 @@ renamed as (
         {{ list_size('responses') }} as n_responses,
         {{ list_size('annotations') }} as n_annotations
 
-    from typed
+    from identified
 
 )
 

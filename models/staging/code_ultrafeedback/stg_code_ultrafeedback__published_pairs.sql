@@ -20,6 +20,17 @@ typed as (
 
 ),
 
+identified as (
+
+    -- what the row is about (its two message lists in either order, so a swapped pair keeps its key): its key's basis
+    select
+        *,
+        {{ unordered_pair_key(list_exact_key('chosen', ['x.role', 'x.content']), list_exact_key('rejected', ['x.role', 'x.content'])) }} as content_key
+
+    from typed
+
+),
+
 renamed as (
 
     select
@@ -40,7 +51,7 @@ renamed as (
         {{ list_size('chosen') }} as n_chosen_messages,
         {{ list_size('rejected') }} as n_rejected_messages
 
-    from typed
+    from identified
 
 )
 

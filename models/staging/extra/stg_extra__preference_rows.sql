@@ -8,6 +8,23 @@
 {% for e in entries %}
 {%- set kinds = extra_column_kinds(e) %}
 {%- set chosen_kind = kinds.get(e.columns.chosen, 'string') %}
+{%- if 'prompt' in e.columns %}
+{%- set prompt = as_messages(extra_column(e, 'prompt'), kinds.get(e.columns.prompt), 'user') %}
+{%- else %}
+{%- set prompt = empty_messages() %}
+{%- endif %}
+{%- if e.shape == 'transcript' %}
+{%- set chosen, rejected = empty_messages(), empty_messages() %}
+{%- else %}
+{%- set chosen = as_messages(extra_column(e, 'chosen'), chosen_kind, 'assistant') %}
+{%- set rejected = as_messages(extra_column(e, 'rejected'), kinds.get(e.columns.rejected), 'assistant') %}
+{%- endif %}
+{%- if chosen_kind == 'list' %}
+{%- set chosen_text, rejected_text = 'cast(null as ' ~ string ~ ')', 'cast(null as ' ~ string ~ ')' %}
+{%- else %}
+{%- set chosen_text = 'cast(' ~ extra_column(e, 'chosen') ~ ' as ' ~ string ~ ')' %}
+{%- set rejected_text = 'cast(' ~ extra_column(e, 'rejected') ~ ' as ' ~ string ~ ')' %}
+{%- endif %}
 select
     {{ raw_row_key_columns(e.name, 'row_key') }},
     '{{ e.name }}' as dataset,
@@ -21,30 +38,25 @@ select
     'implicit_prompt_strings' as text_format,
     {%- endif %}
     cast({{ extra_column(e, 'source') }} as {{ string }}) as source,
-    {%- if 'prompt' in e.columns %}
-    {{ as_messages(extra_column(e, 'prompt'), kinds.get(e.columns.prompt), 'user') }} as prompt,
-    {%- else %}
-    {{ empty_messages() }} as prompt,
-    {%- endif %}
-    {%- if e.shape == 'transcript' %}
-    {{ empty_messages() }} as chosen,
-    {{ empty_messages() }} as rejected,
-    {%- else %}
-    {{ as_messages(extra_column(e, 'chosen'), chosen_kind, 'assistant') }} as chosen,
-    {{ as_messages(extra_column(e, 'rejected'), kinds.get(e.columns.rejected), 'assistant') }} as rejected,
-    {%- endif %}
-    {%- if chosen_kind == 'list' %}
-    cast(null as {{ string }}) as chosen_text,
-    cast(null as {{ string }}) as rejected_text,
-    {%- else %}
-    cast({{ extra_column(e, 'chosen') }} as {{ string }}) as chosen_text,
-    cast({{ extra_column(e, 'rejected') }} as {{ string }}) as rejected_text,
-    {%- endif %}
+    {{ prompt }} as prompt,
+    {{ chosen }} as chosen,
+    {{ rejected }} as rejected,
+    {{ chosen_text }} as chosen_text,
+    {{ rejected_text }} as rejected_text,
     cast({{ extra_column(e, 'chosen_score') }} as {{ string }}) as chosen_score_text,
     cast({{ extra_column(e, 'rejected_score') }} as {{ string }}) as rejected_score_text,
     cast({{ extra_column(e, 'chosen_model') }} as {{ string }}) as chosen_model,
     cast({{ extra_column(e, 'rejected_model') }} as {{ string }}) as rejected_model
-from {{ extra_dataset_relation(e) }} as raw_rows
+from (
+    -- what the row is about (the prompt and the two responses in either order, so a swapped pair
+    -- keeps its key): its key's basis
+    select
+        *,
+        {{ exact_key([list_exact_key(prompt, ['x.role', 'x.content']), unordered_pair_key(
+            exact_key([list_exact_key(chosen, ['x.role', 'x.content']), chosen_text]),
+            exact_key([list_exact_key(rejected, ['x.role', 'x.content']), rejected_text])) ]) }} as content_key
+    from {{ extra_dataset_relation(e) }}
+) as raw_rows
 {% if not loop.last %}union all{% endif %}
 {% endfor %}
 {% if not entries %}

@@ -21,7 +21,16 @@ select
         'model': ('cast(' ~ struct_path('c', e.columns.model) ~ ' as ' ~ string ~ ')') if 'model' in e.columns else 'cast(null as ' ~ string ~ ')',
         'ratings': make_list(rating_fields.values() | list),
     })) }} as completions
-from {{ extra_dataset_relation(e) }} as raw_rows
+from (
+    -- what the row is about (the prompt and its completions' responses and models, not their
+    -- ratings): its key's basis
+    select
+        *,
+        {{ exact_key(['cast(' ~ extra_column(e, 'prompt') ~ ' as ' ~ string ~ ')', list_exact_key(extra_column(e, 'completions'), [
+            'cast(' ~ struct_path('x', e.columns.response) ~ ' as ' ~ string ~ ')',
+            ('cast(' ~ struct_path('x', e.columns.model) ~ ' as ' ~ string ~ ')') if 'model' in e.columns else 'cast(null as ' ~ string ~ ')']) ]) }} as content_key
+    from {{ extra_dataset_relation(e) }}
+) as raw_rows
 {% if not loop.last %}union all{% endif %}
 {% endfor %}
 {% if not entries %}

@@ -19,6 +19,17 @@ typed as (
 
 ),
 
+identified as (
+
+    -- what the row is about (the example's id and messages): its key's basis
+    select
+        *,
+        {{ exact_key(['id', list_exact_key('messages', ['x.role', 'x.content'])]) }} as content_key
+
+    from typed
+
+),
+
 renamed as (
 
     select
@@ -31,7 +42,7 @@ renamed as (
         messages,
         {{ list_size('messages') }} as n_messages
 
-    from typed
+    from identified
 
 )
 

@@ -20,6 +20,17 @@ typed as (
 
 ),
 
+identified as (
+
+    -- what the row is about (the pair's id, the candidate and the messages): its key's basis
+    select
+        *,
+        {{ exact_key(['id', 'candidate', list_exact_key('messages', ['x.role', 'x.content'])]) }} as content_key
+
+    from typed
+
+),
+
 renamed as (
 
     select
@@ -34,7 +45,7 @@ renamed as (
         {{ list_size('messages') }} as n_messages,
         tools
 
-    from typed
+    from identified
 
 )
 

@@ -21,6 +21,17 @@ typed as (
 
 ),
 
+identified as (
+
+    -- what the row is about (the prompt and its completions' models and responses, not their ratings): its key's basis
+    select
+        *,
+        {{ exact_key(['source', 'instruction', list_exact_key('completions', ['x.model', 'x.response'])]) }} as content_key
+
+    from typed
+
+),
+
 renamed as (
 
     select
@@ -63,7 +74,7 @@ renamed as (
         cast(score_random_response_for_best_overall as double) as published_score_random_response_for_best_overall,
         cast(best_overall_score_response_critique_sentiment as double) as published_best_overall_score_response_critique_sentiment
 
-    from typed
+    from identified
 
 )
 
