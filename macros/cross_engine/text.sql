@@ -48,17 +48,35 @@
     case when {{ list_expr }} is not null then md5({{ list_join(list_transform(list_expr, 'x', exact_key(parts)), "':'") }}) end
 {%- endmacro %}
 
-{#- The three key columns every staging model starts with:
-    - `<key_name>`: md5 of '<dataset key>:<content key>:<occurrence>'. The content key
-      (`content_key`, a column the model computes with exact_key) covers what the row is about,
-      its prompt and responses, not its ratings; occurrence numbers the rows of one dataset with
-      the same content key in file order (full path, then row), 0 for the first. Removing, adding
-      or reordering other rows, or converting a file between Parquet and JSON, changes no key.
-    - `source_file` (file name without folder) and `source_row` (0-based row number in that
-      file): where the row was read, from the reader's filename/file_row_number. -#}
-{% macro raw_row_key_columns(dataset_key, key_name) -%}
-    {{ stable_hash(["'" ~ dataset_key ~ "'", 'content_key', 'row_number() over (partition by content_key order by filename, file_row_number) - 1']) }} as {{ key_name }},
-        {{ file_basename('filename') }} as source_file,
+{#- Each raw row's key, from a second read of `relation` that keeps only the columns the key is
+    made of: `filename`, `file_row_number` and `<key_name>`, md5 of
+    '<dataset key>:<content key>:<occurrence>'. The content key is exact_key over `content`,
+    expressions of what the row is about (its prompt, or a pair's prompt and responses; never
+    ratings); occurrence numbers the rows of one dataset with the same content key by file path,
+    then row, 0 for the first. Removing, adding or reordering other rows, or converting a file
+    between Parquet and JSON, changes no key. The staging model joins these keys to its rows on
+    (filename, file_row_number): the occurrence is a window, and a window over the whole rows
+    would hold every text of the dataset in memory. `contract_key`: read the relation with the
+    raw contract's types first. -#}
+{% macro raw_row_keys(relation, dataset_key, key_name, content, contract_key=none) -%}
+    select
+        filename,
+        file_row_number,
+        {{ stable_hash(["'" ~ dataset_key ~ "'", 'content_key', 'row_number() over (partition by content_key order by filename, file_row_number) - 1']) }} as {{ key_name }}
+    from (
+        select filename, file_row_number, {{ exact_key(content) }} as content_key
+        {%- if contract_key %}
+        from (select {{ raw_columns_as_contract(contract_key) }}, filename, file_row_number from {{ relation }}) as typed_rows
+        {%- else %}
+        from {{ relation }} as raw_rows
+        {%- endif %}
+    ) as contents
+{%- endmacro %}
+
+{#- Where a staging row was read: `source_file` (file name without folder) and `source_row`
+    (0-based row number in that file), from the reader's filename/file_row_number. -#}
+{% macro provenance_columns() -%}
+    {{ file_basename('filename') }} as source_file,
         cast(file_row_number as bigint) as source_row
 {%- endmacro %}
 

@@ -99,14 +99,10 @@ def staged_text(value) -> str | None:
 
 
 def content_key(row: dict, entry: dict) -> str:
-    """What a raw row is about, as benchmarks/reference.py keys it: the prompt and the responses
-    (either order for a pair), never the scores or ratings."""
+    """What a raw row is about, as benchmarks/reference.py keys it: a rated row's prompt; a pair's
+    prompt and its two responses in either order (never scores or ratings)."""
     if entry["shape"] == "rated_completions":
-        def parts(c):
-            return [staged_text(field_path(c, entry["columns"]["response"])),
-                    staged_text(field_path(c, entry["columns"]["model"])) if "model" in entry["columns"] else None]
-        return rules.exact_key([staged_text(column(row, entry, "prompt")),
-                                rules.list_exact_key(column(row, entry, "completions"), parts)])
+        return rules.exact_key([staged_text(column(row, entry, "prompt"))])
     prompt = mapped_messages(column(row, entry, "prompt"), "user") if "prompt" in entry["columns"] else []
     sides = []
     for side in ("chosen", "rejected"):

@@ -20,14 +20,9 @@ typed as (
 
 ),
 
-identified as (
+row_keys as (
 
-    -- what the row is about (the instruction and its models and responses, not their ratings): its key's basis
-    select
-        *,
-        {{ exact_key(['preference', 'instruction', list_exact_key('models'), list_exact_key('responses', ['x.model', 'x.response'])]) }} as content_key
-
-    from typed
+    select * from {{ ref('base_code_ultrafeedback__row_keys') }}
 
 ),
 
@@ -35,7 +30,8 @@ renamed as (
 
     select
         ---------- keys
-        {{ raw_row_key_columns('code_ultrafeedback', 'prompt_id') }},
+        row_keys.prompt_id,
+        {{ provenance_columns() }},
 
         ---------- prompt
         instruction,
@@ -48,7 +44,8 @@ renamed as (
         {{ list_size('responses') }} as n_responses,
         {{ list_size('annotations') }} as n_annotations
 
-    from identified
+    from typed
+    inner join row_keys using (filename, file_row_number)
 
 )
 

@@ -20,14 +20,10 @@ typed as (
 
 ),
 
-identified as (
+row_keys as (
 
-    -- what the row is about (its two message lists in either order, so a swapped pair keeps its key): its key's basis
-    select
-        *,
-        {{ unordered_pair_key(list_exact_key('chosen', ['x.role', 'x.content']), list_exact_key('rejected', ['x.role', 'x.content'])) }} as content_key
-
-    from typed
+    -- each row's key, from what the row is about: its two message lists in either order, so a swapped pair keeps its key
+    {{ raw_row_keys(source('code_ultrafeedback', 'code_ultrafeedback_standard'), 'code_ultrafeedback_standard', 'published_pair_id', [unordered_pair_key(list_exact_key('chosen', ['x.role', 'x.content']), list_exact_key('rejected', ['x.role', 'x.content']))], contract_key='code_ultrafeedback_standard') }}
 
 ),
 
@@ -35,7 +31,8 @@ renamed as (
 
     select
         ---------- keys
-        {{ raw_row_key_columns('code_ultrafeedback_standard', 'published_pair_id') }},
+        row_keys.published_pair_id,
+        {{ provenance_columns() }},
 
         ---------- pair, as published
         chosen,
@@ -51,7 +48,8 @@ renamed as (
         {{ list_size('chosen') }} as n_chosen_messages,
         {{ list_size('rejected') }} as n_rejected_messages
 
-    from identified
+    from typed
+    inner join row_keys using (filename, file_row_number)
 
 )
 

@@ -26,7 +26,8 @@
 {%- set rejected_text = 'cast(' ~ extra_column(e, 'rejected') ~ ' as ' ~ string ~ ')' %}
 {%- endif %}
 select
-    {{ raw_row_key_columns(e.name, 'row_key') }},
+    row_keys.row_key,
+    {{ provenance_columns() }},
     '{{ e.name }}' as dataset,
     {%- if e.shape == 'transcript' %}
     'transcript' as text_format,
@@ -47,16 +48,14 @@ select
     cast({{ extra_column(e, 'rejected_score') }} as {{ string }}) as rejected_score_text,
     cast({{ extra_column(e, 'chosen_model') }} as {{ string }}) as chosen_model,
     cast({{ extra_column(e, 'rejected_model') }} as {{ string }}) as rejected_model
-from (
-    -- what the row is about (the prompt and the two responses in either order, so a swapped pair
-    -- keeps its key): its key's basis
-    select
-        *,
-        {{ exact_key([list_exact_key(prompt, ['x.role', 'x.content']), unordered_pair_key(
-            exact_key([list_exact_key(chosen, ['x.role', 'x.content']), chosen_text]),
-            exact_key([list_exact_key(rejected, ['x.role', 'x.content']), rejected_text])) ]) }} as content_key
-    from {{ extra_dataset_relation(e) }}
-) as raw_rows
+from {{ extra_dataset_relation(e) }} as raw_rows
+inner join (
+    -- each row's key, from what the row is about: the prompt and the two responses in either
+    -- order, so a swapped pair keeps its key
+    {{ raw_row_keys(extra_dataset_relation(e), e.name, 'row_key', [list_exact_key(prompt, ['x.role', 'x.content']), unordered_pair_key(
+        exact_key([list_exact_key(chosen, ['x.role', 'x.content']), chosen_text]),
+        exact_key([list_exact_key(rejected, ['x.role', 'x.content']), rejected_text]))]) }}
+) as row_keys using (filename, file_row_number)
 {% if not loop.last %}union all{% endif %}
 {% endfor %}
 {% if not entries %}

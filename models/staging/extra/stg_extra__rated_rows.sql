@@ -11,7 +11,8 @@
     {%- do rating_fields.update({'rating_' ~ loop.index0: 'cast(' ~ struct_path('c', path) ~ ' as ' ~ string ~ ')'}) %}
 {%- endfor %}
 select
-    {{ raw_row_key_columns(e.name, 'row_key') }},
+    row_keys.row_key,
+    {{ provenance_columns() }},
     '{{ e.name }}' as dataset,
     cast({{ extra_column(e, 'source') }} as {{ string }}) as source,
     cast({{ extra_column(e, 'prompt') }} as {{ string }}) as prompt,
@@ -21,16 +22,11 @@ select
         'model': ('cast(' ~ struct_path('c', e.columns.model) ~ ' as ' ~ string ~ ')') if 'model' in e.columns else 'cast(null as ' ~ string ~ ')',
         'ratings': make_list(rating_fields.values() | list),
     })) }} as completions
-from (
-    -- what the row is about (the prompt and its completions' responses and models, not their
-    -- ratings): its key's basis
-    select
-        *,
-        {{ exact_key(['cast(' ~ extra_column(e, 'prompt') ~ ' as ' ~ string ~ ')', list_exact_key(extra_column(e, 'completions'), [
-            'cast(' ~ struct_path('x', e.columns.response) ~ ' as ' ~ string ~ ')',
-            ('cast(' ~ struct_path('x', e.columns.model) ~ ' as ' ~ string ~ ')') if 'model' in e.columns else 'cast(null as ' ~ string ~ ')']) ]) }} as content_key
-    from {{ extra_dataset_relation(e) }}
-) as raw_rows
+from {{ extra_dataset_relation(e) }} as raw_rows
+inner join (
+    -- each row's key, from what the row is about: its prompt
+    {{ raw_row_keys(extra_dataset_relation(e), e.name, 'row_key', ['cast(' ~ extra_column(e, 'prompt') ~ ' as ' ~ string ~ ')']) }}
+) as row_keys using (filename, file_row_number)
 {% if not loop.last %}union all{% endif %}
 {% endfor %}
 {% if not entries %}

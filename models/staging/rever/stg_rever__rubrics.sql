@@ -19,14 +19,10 @@ typed as (
 
 ),
 
-identified as (
+row_keys as (
 
-    -- what the row is about (the example's id and messages): its key's basis
-    select
-        *,
-        {{ exact_key(['id', list_exact_key('messages', ['x.role', 'x.content'])]) }} as content_key
-
-    from typed
+    -- each row's key, from what the row is about: its id
+    {{ raw_row_keys(source('rever', 'rever_traces_rubric'), 'rever_rubric', 'rubric_row_id', ['id'], contract_key='rever_rubric') }}
 
 ),
 
@@ -34,7 +30,8 @@ renamed as (
 
     select
         ---------- keys
-        {{ raw_row_key_columns('rever_rubric', 'rubric_row_id') }},
+        row_keys.rubric_row_id,
+        {{ provenance_columns() }},
         id,
 
         ---------- attributes
@@ -42,7 +39,8 @@ renamed as (
         messages,
         {{ list_size('messages') }} as n_messages
 
-    from identified
+    from typed
+    inner join row_keys using (filename, file_row_number)
 
 )
 

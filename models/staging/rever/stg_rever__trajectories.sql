@@ -20,14 +20,10 @@ typed as (
 
 ),
 
-identified as (
+row_keys as (
 
-    -- what the row is about (the pair's id, the candidate and the messages): its key's basis
-    select
-        *,
-        {{ exact_key(['id', 'candidate', list_exact_key('messages', ['x.role', 'x.content'])]) }} as content_key
-
-    from typed
+    -- each row's key, from what the row is about: its id and candidate
+    {{ raw_row_keys(source('rever', 'rever_traces_judge'), 'rever_judge', 'trajectory_id', ['id', 'candidate'], contract_key='rever_judge') }}
 
 ),
 
@@ -35,7 +31,8 @@ renamed as (
 
     select
         ---------- keys
-        {{ raw_row_key_columns('rever_judge', 'trajectory_id') }},
+        row_keys.trajectory_id,
+        {{ provenance_columns() }},
         id,
 
         ---------- attributes
@@ -45,7 +42,8 @@ renamed as (
         {{ list_size('messages') }} as n_messages,
         tools
 
-    from identified
+    from typed
+    inner join row_keys using (filename, file_row_number)
 
 )
 

@@ -21,14 +21,9 @@ typed as (
 
 ),
 
-identified as (
+row_keys as (
 
-    -- what the row is about (the prompt and its completions' models and responses, not their ratings): its key's basis
-    select
-        *,
-        {{ exact_key(['source', 'instruction', list_exact_key('completions', ['x.model', 'x.response'])]) }} as content_key
-
-    from typed
+    select * from {{ ref('base_ultrafeedback__row_keys') }}
 
 ),
 
@@ -36,7 +31,8 @@ renamed as (
 
     select
         ---------- keys
-        {{ raw_row_key_columns('ultrafeedback', 'prompt_id') }},
+        row_keys.prompt_id,
+        {{ provenance_columns() }},
 
         ---------- prompt
         source,
@@ -74,7 +70,8 @@ renamed as (
         cast(score_random_response_for_best_overall as double) as published_score_random_response_for_best_overall,
         cast(best_overall_score_response_critique_sentiment as double) as published_best_overall_score_response_critique_sentiment
 
-    from identified
+    from typed
+    inner join row_keys using (filename, file_row_number)
 
 )
 
