@@ -244,8 +244,9 @@ def dpo_trainer(ds: datasets.Dataset, tok, out_dir: Path) -> DPOTrainer:
     model = LlamaForCausalLM(tiny_llama_config(tok))
     # the reference model is given: without one, TRL loads it by the policy's name (from the hub)
     ref_model = copy.deepcopy(model)
+    # max_length=None: with a max_length, DPOTrainer drops the examples whose prompt alone fills it
     args = DPOConfig(
-        output_dir=str(out_dir), max_steps=2, per_device_train_batch_size=2, max_length=512,
+        output_dir=str(out_dir), max_steps=2, per_device_train_batch_size=2, max_length=None,
         learning_rate=1e-3, logging_steps=1, save_strategy="no", report_to="none", use_cpu=True,
         bf16=False, activation_checkpointing=False, disable_tqdm=True, dataloader_num_workers=0, seed=0,
     )
