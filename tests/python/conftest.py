@@ -288,13 +288,15 @@ def warehouse(raw_dir, tmp_path_factory) -> Warehouse:
 @pytest.fixture(scope="session")
 def revised(raw_dir, warehouse, tmp_path_factory):
     """(warehouse, what was planted): the session's raw data revised in known ways
-    (revision.py: rows removed, added, reordered, ratings changed), built (models and seeds)."""
-    from revision import Planted, revise
+    (revision.py: rows removed, added, reordered, ratings changed, a registry entry added), built
+    (models and seeds)."""
+    from revision import ADDED_ENTRY, Planted, revise
 
     def make(folder: Path) -> None:
         revise(raw_dir, folder / "raw", warehouse).save(folder / "planted.json")
-        run_dbt(["build", "--resource-type", "model", "--resource-type", "seed"], folder / "raw",
-                folder / "warehouse.duckdb", folder)
+        registry = {"extra_datasets": [*REGISTRY_VARS["extra_datasets"], ADDED_ENTRY]}
+        run_dbt(["build", "--resource-type", "model", "--resource-type", "seed", "--vars", json.dumps(registry)],
+                folder / "raw", folder / "warehouse.duckdb", folder)
 
     folder = shared_once(tmp_path_factory, "shared_revision", make)
     if folder is None:

@@ -10,6 +10,7 @@ Planted:
 * CodeUltraFeedback: one prompt removed; in another, the ratings of two responses swapped (their
   pair flips).
 * hh_helpful (a registered dataset): the rows of its train file reversed.
+* The registry: one entry added (ADDED_ENTRY, the harmless half of hh-rlhf), in the build's vars.
 
 The prompts removed or changed are ones whose pairs carry no integrity flag and whose prompt
 text no other prompt has, so that nothing else may change with them.
@@ -31,6 +32,8 @@ from conftest import Warehouse
 UF = "argilla/ultrafeedback-binarized-curation"
 CUF = "coseal/CodeUltraFeedback"
 REORDERED_EXTRA = ("hh_helpful", "Anthropic/hh-rlhf/helpful-base/train.jsonl.gz")
+ADDED_ENTRY = {"name": "hh_harmless", "hub_id": "Anthropic/hh-rlhf", "shape": "transcript",
+               "config": "harmless-base", "columns": {"chosen": "chosen", "rejected": "rejected"}, "license": "mit"}
 ASPECTS = ("helpfulness", "honesty", "instruction_following", "truthfulness")
 
 

@@ -13,7 +13,7 @@ from collections import Counter
 
 import pytest
 
-from revision import REORDERED_EXTRA
+from revision import ADDED_ENTRY, REORDERED_EXTRA
 
 pytestmark = pytest.mark.slow
 
@@ -82,6 +82,15 @@ def test_swapped_ratings_flip_the_pair_under_its_id(warehouse, revised):
     chosen, rejected = planted.cuf_swapped_indexes
     [pair_id] = [p for p, sides in old.items() if sides == (chosen, rejected)]
     assert now[pair_id] == (rejected, chosen)
+
+
+def test_an_added_registry_entry_adds_its_pairs_only(warehouse, revised):
+    new, _ = revised
+    counts = "select dataset, count(*) as n from main.preference_pairs group by dataset"
+    old_counts = {r["dataset"]: r["n"] for r in warehouse.rows(counts)}
+    new_counts = {r["dataset"]: r["n"] for r in new.rows(counts)}
+    assert ADDED_ENTRY["name"] not in old_counts and new_counts.pop(ADDED_ENTRY["name"]) > 10
+    assert new_counts.keys() == old_counts.keys()
 
 
 def test_a_reordered_registered_dataset_keeps_its_ids(warehouse, revised):
