@@ -423,7 +423,8 @@ def diff(old_path: Path, new_path: Path, out_dir: Path) -> str:
                 raise DiffError(f"{alias.upper()}: {exc}") from None
             if not has_table(con, alias, BUILD_INFO_TABLE):
                 raise DiffError(f"{alias.upper()}: {path} is not a warehouse (no {BUILD_INFO_TABLE}); {POINT}")
-        con.execute("attach ? as out", [str(partial)])
+        # the warehouse's storage format (the dbt profile), so DuckDB >= 1.5 clients read it too
+        con.execute("attach ? as out (storage_version 'v1.5.0')", [str(partial)])
         con.execute(OUTPUT_SCHEMA)
         relations = list_relations(con)
         keys = read_keys(con)
