@@ -19,7 +19,7 @@ export DBT_PROFILES_DIR := $(CURDIR)
 # pytest workers and sqlfluff processes: one per core
 NPROC := $(shell nproc 2>/dev/null || getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
 
-.PHONY: install build test lint docs generate fetch export publish report bench clean config check-python
+.PHONY: install build test lint docs generate fetch export publish report diff bench clean config check-python
 
 # One line, no traceback, when PYTHON is missing or a version the pins do not install on.
 comma := ,
@@ -90,8 +90,9 @@ bench: install
 	$(BIN)/python -m benchmarks.run --seed 42 --scale $(or $(SCALE),1.0)
 
 # Every mart (tables of schema main) to Parquet in the Hub layout under $(EXPORT_DIR), plus manifest.json.
+# CARD_NOTE=diff/diff.md: every dataset card ends with that note (`make diff`'s summary).
 export: install
-	$(BIN)/preftools export
+	$(BIN)/preftools export $(if $(CARD_NOTE),--card-note "$(CARD_NOTE)")
 
 # One exported mart of $(EXPORT_DIR) to the Hugging Face Hub as a dataset repo (preftools/publish.py):
 #   make publish REPO=org/name [MART=ultrafeedback_curated] [PRIVATE=1] [REVISION=<branch>]
@@ -99,6 +100,14 @@ publish: install
 	@test -n "$(REPO)" || { echo "make publish needs REPO=org/name, the Hub dataset repo to upload to" >&2; exit 2; }
 	$(BIN)/preftools publish --repo "$(REPO)" $(if $(MART),--mart "$(MART)") \
 	  $(if $(filter-out 0 false no,$(PRIVATE)),--private) $(if $(REVISION),--revision "$(REVISION)")
+
+# What changed between two builds (preftools/diff.py): OUT/diff.duckdb (every table and view of main
+# and audits, row by row; the training pairs added, removed, flipped or moved between splits) and
+# OUT/diff.md, the summary (also printed). Both files are opened read-only.
+#   make diff OLD=old/warehouse.duckdb NEW=warehouse.duckdb [OUT=diff]
+diff: install
+	@test -n "$(OLD)" -a -n "$(NEW)" || { echo "make diff needs OLD=<warehouse.duckdb> NEW=<warehouse.duckdb>, the two builds to compare" >&2; exit 2; }
+	$(BIN)/preftools diff "$(OLD)" "$(NEW)" --out "$(or $(OUT),diff)"
 
 # The audit report: one self-contained HTML file (charts inline, opens offline) from the marts of
 # $(DUCKDB_PATH), read-only; a mart that was not built shows as "not built". OUT overrides the path.

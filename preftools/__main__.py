@@ -16,6 +16,7 @@ COMMANDS = {
     "export": ("preftools.export", "write the marts as Parquet with dataset cards, ready for training"),
     "publish": ("preftools.publish", "upload one exported mart to the Hugging Face Hub"),
     "report": ("preftools.report", "write the HTML audit report of the warehouse"),
+    "diff": ("preftools.diff", "what changed between two warehouse builds, down to the training pairs"),
 }
 
 

@@ -115,6 +115,9 @@ class CardContext:
     # per dataset: its `dataset` row of pair_bias_profile ("profile") and its rows of
     # truncation_collapse ("collapse"); empty when the warehouse has neither table
     biases: dict[str, dict] = field(default_factory=dict)
+    # a Markdown note every card ends with (`preftools export --card-note diff/diff.md`: the
+    # summary of `preftools diff`, "Changes since <revision>"), its headings one level down
+    note: str | None = None
 
     def revision(self, d: SourceDataset) -> str:
         return self.raw_revisions.get(d.hub_id, "unknown")
@@ -841,4 +844,6 @@ def render_card(
     rows.append(("exported with", _cell(context.exported_with)))
     out += [f"| {label} | {value} |" for label, value in rows]
     out += [""]
+    if context.note:
+        out += [("#" + line if line.startswith("#") else line) for line in context.note.strip().splitlines()] + [""]
     return "\n".join(out)

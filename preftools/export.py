@@ -193,7 +193,8 @@ def _jsonable(value):
 
 
 # Options whose value is a path of the machine that exported: recorded by the variable's name.
-PATH_OPTIONS = {"--duckdb-path": "$DUCKDB_PATH", "--export-dir": "$EXPORT_DIR", "--spark-warehouse": "$SPARK_WAREHOUSE_DIR"}
+PATH_OPTIONS = {"--duckdb-path": "$DUCKDB_PATH", "--export-dir": "$EXPORT_DIR", "--spark-warehouse": "$SPARK_WAREHOUSE_DIR",
+                "--card-note": "$CARD_NOTE"}
 
 
 def public_command(args: list[str]) -> str:
@@ -742,9 +743,18 @@ def export(
     progress: bool = True,
     command: str | None = None,
     spark_warehouse: Path | str | None = None,
+    card_note: Path | str | None = None,
 ) -> dict:
     """Export the marts (all tables of schema main, or ``marts``) and return the manifest. With
-    ``spark_warehouse``, the marts come from that Spark build instead of the DuckDB file."""
+    ``spark_warehouse``, the marts come from that Spark build instead of the DuckDB file; with
+    ``card_note``, every card ends with that Markdown file (e.g. `preftools diff`'s diff.md)."""
+    note = None
+    if card_note is not None:
+        try:
+            note = Path(card_note).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ExportError(f"cannot read the card note {card_note}: {one_line(exc)}; write it with "
+                              "`preftools diff OLD NEW --out DIR` (DIR/diff.md) or fix --card-note") from None
     duckdb_path = Path(duckdb_path).expanduser().absolute()
     export_dir = Path(export_dir).expanduser().absolute()
     command = command or command_line(duckdb_path, export_dir, marts, progress)
@@ -797,6 +807,7 @@ def export(
                 context = cards.read_context(
                     con, build, exported_with=f"preftools {__version__}, pyarrow {pa.__version__}"
                 )
+                context.note = note
                 written = []
                 for name in selected:
                     mart = export_mart(con, name, staging / name, progress)
@@ -871,6 +882,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="export a Spark build instead (dbt build --target spark): its SPARK_WAREHOUSE_DIR, e.g. spark-warehouse",
     )
     parser.add_argument("--marts", default=None, help="comma-separated mart names to export (default: all)")
+    parser.add_argument("--card-note", default=None,
+                        help="a Markdown file every dataset card ends with, e.g. DIR/diff.md of "
+                        "`preftools diff OLD NEW --out DIR` (\"Changes since <revision>\")")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     args = parser.parse_args(argv)
     if args.marts is not None:
@@ -896,6 +910,7 @@ def main(argv: list[str] | None = None) -> int:
             args.marts,
             progress=not args.no_progress,
             spark_warehouse=args.spark_warehouse,
+            card_note=args.card_note,
             command=public_command(["python", "-m", "preftools.export", *(sys.argv[1:] if argv is None else argv)]),
         )
     except ExportError as exc:

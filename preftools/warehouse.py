@@ -52,29 +52,53 @@ def lock_holder(message: str) -> LockHolder | None:
     return LockHolder(match["exe"], match["pid"]) if match else None
 
 
+POINT_AT_FILE = "point --duckdb-path / DUCKDB_PATH at the .duckdb file"
+
+
+def check_file(path: Path, point: str = POINT_AT_FILE) -> None:
+    """Raise WarehouseError when ``path`` is missing or a directory; ``point`` says how the user
+    names another file."""
+    if not path.exists():
+        raise WarehouseError(f"no warehouse at {path}: run `make build` first (or {point})")
+    if path.is_dir():
+        raise WarehouseError(f"{path} is a directory, not a DuckDB file; {point}")
+
+
+def open_error(path: Path, exc: duckdb.Error, then: str, point: str = POINT_AT_FILE) -> WarehouseError:
+    """One line for DuckDB's failure to open ``path`` read-only (a writer's lock, not a DuckDB
+    file, anything else); ``then`` ends the advice (e.g. "run the export again"), ``point`` says
+    how the user names another file."""
+    message = one_line(exc, 2000)
+    if is_lock_error(message):
+        holder = lock_holder(message)
+        by = f" by {holder.executable} (PID {holder.pid})" if holder else ""
+        return WarehouseError(
+            f"the warehouse {path} is locked{by}, which is writing to it (a running `dbt build`?); "
+            f"wait for it to finish or close it, then {then}"
+        )
+    if "not a valid DuckDB database" in message:
+        return WarehouseError(f"{path} is not a DuckDB database file; run `make build` first or {point}")
+    return WarehouseError(f"cannot open the warehouse {path}: {message[:400]}")
+
+
 def connect_read_only(path: Path, then: str) -> duckdb.DuckDBPyConnection:
     """A read-only connection to the warehouse file at ``path``; ``then`` ends the advice
     (e.g. "run the export again")."""
-    if not path.exists():
-        raise WarehouseError(
-            f"no warehouse at {path}: run `make build` first (or point --duckdb-path / DUCKDB_PATH at the .duckdb file)"
-        )
-    if path.is_dir():
-        raise WarehouseError(f"{path} is a directory, not a DuckDB file; point --duckdb-path / DUCKDB_PATH at the .duckdb file")
+    check_file(path)
     try:
         return duckdb.connect(str(path), read_only=True)
     except duckdb.Error as exc:
-        message = one_line(exc, 2000)
-        if is_lock_error(message):
-            holder = lock_holder(message)
-            by = f" by {holder.executable} (PID {holder.pid})" if holder else ""
-            raise WarehouseError(
-                f"the warehouse {path} is locked{by}, which is writing to it (a running `dbt build`?); "
-                f"wait for it to finish or close it, then {then}"
-            ) from None
-        if "not a valid DuckDB database" in message:
-            raise WarehouseError(f"{path} is not a DuckDB database file; run `make build` first or fix --duckdb-path") from None
-        raise WarehouseError(f"cannot open the warehouse {path}: {message[:400]}") from None
+        raise open_error(path, exc, then) from None
+
+
+def attach_read_only(con: duckdb.DuckDBPyConnection, path: Path, alias: str, then: str, point: str) -> None:
+    """ATTACH the warehouse file at ``path`` read-only as ``alias`` to ``con`` (other readers, a
+    notebook say, may hold it open meanwhile), with the same one-line errors as connect_read_only."""
+    check_file(path, point)
+    try:
+        con.execute(f"attach ? as {alias} (read_only)", [str(path)])
+    except duckdb.Error as exc:
+        raise open_error(path, exc, then, point) from None
 
 
 @contextlib.contextmanager

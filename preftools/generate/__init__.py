@@ -43,6 +43,7 @@ Usage::
     python -m preftools.generate --seed 42 --scale 1.0 --out /data/raw   # full size, ~0.6 GB
     python -m preftools.generate --format parquet --out /tmp/raw          # every dataset Parquet
     python -m preftools.generate --format rever_rubric=jsonl,ultrafeedback=jsonl.gz --out /tmp/raw
+    python -m preftools.generate --ultrafeedback-revision fixed --out /tmp/raw_fixed  # overall_score fixed
 
 The bundled sample in ``sample_data/`` (the default ``RAW_DATA_DIR``) was made with::
 
@@ -99,6 +100,7 @@ from preftools.generate.ultrafeedback import (
     CHUNK_ROWS,
     CRITIQUE_TEMPLATE_COMPOUND,
     CRITIQUE_TEMPLATES,
+    ULTRAFEEDBACK_REVISIONS,
     generate_ultrafeedback,
     plan_ultrafeedback,
     rows_for_rever_pairs,
@@ -116,7 +118,7 @@ from preftools.generate.writer import (
 __all__ = [
     "CHUNK_ROWS", "COMPRESSION", "CRITIQUE_TEMPLATES", "CRITIQUE_TEMPLATE_COMPOUND", "DEFAULT_FORMATS", "EXTRA_DATASETS",
     "FORMATS", "GENERATOR_VERSION", "MANIFEST_NAME", "ROW_GROUP_ROWS", "SHARD_COUNT", "SHARD_ROWS", "TextBank",
-    "generate", "parse_formats", "published_script_pairs", "rows_at_scale",
+    "ULTRAFEEDBACK_REVISIONS", "generate", "parse_formats", "published_script_pairs", "rows_at_scale",
 ]
 
 REVER_DATASETS = {"rever_judge", "rever_rubric"}
@@ -145,7 +147,7 @@ def _ultrafeedback_rows_for_rever(n_rever_pairs: int) -> int:
 
 def generate(out_dir: str | Path, seed: int = 42, scale: float = 0.01, progress: bool = True,
              datasets: Iterable[str] | None = None, text_length: float = 1.0, bad_rate: float = 0.0,
-             formats: str | Mapping[str, str] | None = None) -> dict:
+             formats: str | Mapping[str, str] | None = None, ultrafeedback_revision: str = "original") -> dict:
     """Write the raw datasets under ``out_dir`` and return the manifest (also written as
     ``out_dir/_generator_manifest.json``).
 
@@ -157,7 +159,9 @@ def generate(out_dir: str | Path, seed: int = 42, scale: float = 0.01, progress:
     the rows (listed in the manifest under ``bad_values``).  ``formats`` chooses the file format
     of each dataset (:func:`.writer.parse_formats`: ``"jsonl"``, ``"rever_rubric=jsonl.gz"``,
     a mapping; default :data:`DEFAULT_FORMATS`); writing a dataset first removes its data files
-    of any format.
+    of any format. ``ultrafeedback_revision`` "fixed" writes UltraFeedback with openbmb's
+    overall_score fix applied (:func:`.ultrafeedback.overall_score_fix`; every other file as with
+    "original"), so two folders differ as the two upstream revisions do.
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -165,13 +169,16 @@ def generate(out_dir: str | Path, seed: int = 42, scale: float = 0.01, progress:
     unknown = wanted - set(contract.DATASETS_BY_KEY) - set(EXTRA_DATASETS)
     if unknown:
         raise ValueError(f"unknown datasets: {sorted(unknown)}")
+    if ultrafeedback_revision not in ULTRAFEEDBACK_REVISIONS:
+        raise ValueError(f"unknown UltraFeedback revision {ultrafeedback_revision!r}; one of {ULTRAFEEDBACK_REVISIONS}")
     extras = wanted & set(EXTRA_DATASETS)
     wanted -= extras
     file_formats = parse_formats(formats)
     counts = rows_at_scale(scale)
     started = time.perf_counter()
     run = GenerationRun(out_dir=out, seed=seed, text_factor=float(text_length), bank=TextBank(seed),
-                        wanted=frozenset(wanted), progress=progress, formats=file_formats)
+                        wanted=frozenset(wanted), progress=progress, formats=file_formats,
+                        ultrafeedback_revision=ultrafeedback_revision)
     manifest: dict[str, Any] = {
         "generator_version": GENERATOR_VERSION, "seed": seed, "scale": scale, "text_length": run.text_factor,
         "rows": {}, "files": {}, "formats": {}, "rever_integrity_breaks": [],

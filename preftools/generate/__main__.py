@@ -27,6 +27,10 @@ def main(argv: list[str] | None = None) -> int:
                     + ": one for all (--format parquet) or per dataset key, comma-separated "
                     "(--format rever_rubric=jsonl,ultrafeedback=jsonl.gz); default: "
                     + ",".join(f"{k}={v}" for k, v in preftools.generate.DEFAULT_FORMATS.items()))
+    ap.add_argument("--ultrafeedback-revision", default="original", choices=preftools.generate.ULTRAFEEDBACK_REVISIONS,
+                    help="fixed: UltraFeedback with openbmb's overall_score fix applied (completions scored 10 "
+                    "whose mean rating is <= 2 get 1, above 4 keep 10, the rest a seeded new score); every other "
+                    "file as with original. Diff the two builds with `preftools diff`")
     ap.add_argument("--no-progress", action="store_true")
     ap.add_argument("--bad-rate", type=float, default=0.0,
                     help="plant every kind of bad value (preftools/generate/bad_values.py) on this share of rows, e.g. 0.01")
@@ -37,7 +41,8 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         ap.error(f"--format: {exc}")
     manifest = generate(args.out, seed=args.seed, scale=args.scale, progress=not args.no_progress, datasets=datasets,
-                        text_length=args.text_length, bad_rate=args.bad_rate, formats=formats)
+                        text_length=args.text_length, bad_rate=args.bad_rate, formats=formats,
+                        ultrafeedback_revision=args.ultrafeedback_revision)
     extra_rows = {key: sum(extra["rows"].values()) for key, extra in manifest.get("extra_datasets", {}).items()}
     print(json.dumps({"rows": manifest["rows"], "extra_dataset_rows": extra_rows,
                       "rever_integrity_breaks": len(manifest["rever_integrity_breaks"]),

@@ -79,6 +79,8 @@ class GenerationRun:
     wanted: frozenset[str]  # dataset keys to write
     progress: bool
     formats: dict[str, str]  # dataset key -> file format (preftools.generate.writer.FORMATS)
+    # "original", or "fixed": UltraFeedback with openbmb's overall_score fix (ultrafeedback.overall_score_fix)
+    ultrafeedback_revision: str = "original"
 
 
 # ======================================================================================

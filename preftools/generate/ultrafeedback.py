@@ -5,7 +5,7 @@ own random stream) and streams them to the Parquet files."""
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 import pyarrow as pa
@@ -133,6 +133,9 @@ INVALID_CODE = 6
 RATING_OPTIONS = list(RATING_STR) + ["N/A"] + list(INVALID_RATINGS)
 QUALITY_P = (0.12, 0.16, 0.24, 0.28, 0.20)  # of the true quality 1..5 of a response
 BUG_RATE = 0.08  # share of completions hit by the overall_score bug
+# The revisions of the UltraFeedback data: as first published, or with openbmb's overall_score fix
+# (overall_score_fix); `python -m preftools.generate --ultrafeedback-revision fixed`.
+ULTRAFEEDBACK_REVISIONS = ("original", "fixed")
 HONESTY_NA_RATE = 0.10
 INSTRUCTION_FOLLOWING_NA_RATE = 0.02
 INVALID_RATING_RATE = 0.002
@@ -305,8 +308,11 @@ class Pick:
 
 
 def generate_chunk(bank: TextBank, seed: int, chunk_index: int, first_row: int, n_rows: int,
-                   plan: UltraFeedbackPlan, text_factor: float, link_rows: np.ndarray) -> UltraFeedbackChunk:
-    """Rows ``first_row .. first_row + n_rows - 1``, from the chunk's own random stream."""
+                   plan: UltraFeedbackPlan, text_factor: float, link_rows: np.ndarray,
+                   revision: str = "original") -> UltraFeedbackChunk:
+    """Rows ``first_row .. first_row + n_rows - 1``, from the chunk's own random stream; with
+    ``revision`` "fixed", the overall_score fix applied (the critiques and every other draw as in
+    the original, so the two revisions differ only by the fix and what it changes)."""
     rng = rng_for(seed, "uf", chunk_index)
     rows = ChunkRows(first_row, n_rows, segments(plan.completions_per_row[first_row: first_row + n_rows]))
     n_completions = rows.completions.total
@@ -315,6 +321,9 @@ def generate_chunk(bank: TextBank, seed: int, chunk_index: int, first_row: int, 
     model_index = _completion_models(rng, rows)
     ratings = _ratings(rng, rows, plan)
     critique_template, critique = _critiques(rng, bank, ratings, text_factor)
+    original = ratings
+    if revision == "fixed":
+        ratings = overall_score_fix(seed, chunk_index, ratings)
     annotations = _annotations(rng, bank, ratings.codes, text_factor)
     response = bank.long_text(rng, n_completions, 12, 22, text_factor)
     completions = pa.StructArray.from_arrays(
@@ -342,11 +351,13 @@ def generate_chunk(bank: TextBank, seed: int, chunk_index: int, first_row: int, 
     table = table.take(pa.array(row_take))
     stats = UltraFeedbackStats(
         completions=n_completions,
-        bug_overall_10_low_rating=int((ratings.is_bug & (ratings.average_true <= 2))[completion_take].sum()),
+        bug_overall_10_low_rating=int((ratings.is_bug & (ratings.overall_score == 10.0)
+                                       & (ratings.average_true <= 2))[completion_take].sum()),
         rating_na=int((ratings.codes[completion_take] == NA_CODE).sum()),
         rating_invalid=int((ratings.codes[completion_take] >= INVALID_CODE).sum()),
     )
-    links = _links(rows, rows.planted(link_rows), instruction, response, ratings)
+    # ReVeR's pairs are built from the original scores: the fix changes UltraFeedback alone
+    links = _links(rows, rows.planted(link_rows), instruction, response, original)
     return UltraFeedbackChunk(table, stats, wrong_picks, links)
 
 
@@ -434,6 +445,19 @@ def _overall_scores(rng, average_true: np.ndarray, is_bug: np.ndarray) -> np.nda
     overall = np.clip(np.round(noisy * 2) / 2, 1.0, 10.0)
     overall = np.where(np.isnan(overall), 1.0, overall)
     return np.where(is_bug, 10.0, overall)
+
+
+def overall_score_fix(seed: int, chunk_index: int, ratings: CompletionRatings) -> CompletionRatings:
+    """openbmb's fix of overall_score (UltraFeedback, 2023-12): of the completions scored 10, those
+    whose mean rating is <= 2 (the bug's critique score 1 stored as 10) get 1, those above 4 keep
+    10, the rest are re-annotated: a new critique score drawn as for any other completion, from
+    the chunk's own stream for the fix."""
+    rng = rng_for(seed, "uf-overall-score-fix", chunk_index)
+    mean, score = ratings.average_true, ratings.overall_score
+    reannotated = _overall_scores(rng, mean, np.zeros(len(score), bool))
+    ten = score == 10.0
+    fixed = np.where(ten & (mean <= 2), 1.0, np.where(ten & (mean > 4), 10.0, np.where(ten, reannotated, score)))
+    return replace(ratings, overall_score=fixed)
 
 
 def _critiques(rng, bank: TextBank, ratings: CompletionRatings, text_factor: float) -> tuple[np.ndarray, pa.Array]:
@@ -622,7 +646,7 @@ def generate_ultrafeedback(run: GenerationRun, n_rows: int, plan: UltraFeedbackP
         for chunk_index in progress_bar(range(n_chunks), n_chunks, key, run.progress):
             first_row = chunk_index * CHUNK_ROWS
             chunk = generate_chunk(run.bank, run.seed, chunk_index, first_row, min(CHUNK_ROWS, n_rows - first_row),
-                                   plan, run.text_factor, link_rows)
+                                   plan, run.text_factor, link_rows, run.ultrafeedback_revision)
             links.extend(chunk.links)
             stats.add(chunk.stats)
             wrong_picks.extend(chunk.wrong_picks)
@@ -637,6 +661,7 @@ def generate_ultrafeedback(run: GenerationRun, n_rows: int, plan: UltraFeedbackP
     if writer is not None:
         record_dataset(manifest, key, writer, n_rows)
     manifest["ultrafeedback_planted"] = {
+        "revision": run.ultrafeedback_revision,
         **asdict(stats),
         "rows_empty_completions": plan.empty_completions.tolist(),
         "rows_one_completion": plan.one_completion.tolist(),

@@ -20,7 +20,7 @@ def test_lists_the_commands():
     proc = preftools("--help")
     assert proc.returncode == 0, proc.stderr
     listed = [line.split()[0] for line in proc.stdout.splitlines() if line.startswith("  ")]
-    assert listed == ["fetch", "generate", "export", "publish", "report"]
+    assert listed == ["fetch", "generate", "export", "publish", "report", "diff"]
 
 
 @pytest.mark.parametrize("command", list(COMMANDS))
@@ -35,7 +35,7 @@ def test_unknown_command_is_one_line():
     proc = preftools("exprot")
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == [
-        "preftools: error: unknown command 'exprot'; the commands are: fetch, generate, export, publish, report"]
+        "preftools: error: unknown command 'exprot'; the commands are: fetch, generate, export, publish, report, diff"]
     assert preftools().returncode == 2  # no command: the usage, on stderr
 
 

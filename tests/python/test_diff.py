@@ -1,0 +1,239 @@
+"""preftools diff: its rules on small hand-made DuckDB files (each expectation written from the
+definitions in preftools/diff.py's doc), then one build of changed raw data diffed against the
+session build."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from conftest import REPO, raw_file_rows, run_dbt
+from preftools import diff as diff_tool
+
+BUILD_INFO = "create schema meta; create table meta.warehouse_build_info as select 'generated, seed 1' as raw_revisions;"
+
+
+def make_warehouse(path: Path, sql: str, keys: dict[str, list[str]] | None = None) -> Path:
+    """A tiny warehouse file: meta.warehouse_build_info, meta.relation_keys from ``keys``, then ``sql``."""
+    con = duckdb.connect(str(path))
+    con.execute(BUILD_INFO + "create schema audits;")
+    con.execute("create table meta.relation_keys (relation varchar, key_columns varchar)")
+    for relation, key in (keys or {}).items():
+        con.execute("insert into meta.relation_keys values (?, ?)", [relation, json.dumps(key)])
+    con.execute(sql)
+    con.close()
+    return path
+
+
+def run_diff(tmp_path: Path, old_sql: str, new_sql: str, keys=None) -> duckdb.DuckDBPyConnection:
+    old = make_warehouse(tmp_path / "old.duckdb", old_sql, keys)
+    new = make_warehouse(tmp_path / "new.duckdb", new_sql, keys)
+    diff_tool.diff(old, new, tmp_path / "out")
+    con = duckdb.connect(str(tmp_path / "out" / "diff.duckdb"), read_only=True)
+    check_identities(con)
+    return con
+
+
+def check_identities(con) -> None:
+    broken = con.execute("""
+        select relation from relations
+        where n_identical + n_removed + n_modified != n_old or n_identical + n_added + n_modified != n_new
+           or n_moved > n_identical or least(n_identical, n_moved, n_added, n_removed, n_modified) < 0
+    """).fetchall()
+    assert broken == []
+
+
+def relation(con, name: str) -> dict:
+    cur = con.execute("select * from relations where relation = ?", [name])
+    return dict(zip([d[0] for d in cur.description], cur.fetchone()))
+
+
+def counts(row: dict) -> tuple:
+    return tuple(row[c] for c in ("n_old", "n_new", "n_identical", "n_moved", "n_added", "n_removed", "n_modified"))
+
+
+def test_each_status_and_provenance_only_changes(tmp_path):
+    # ids 1 and 4 equal (4 moved to another source row), 2 modified, 3 removed, 5 added
+    con = run_diff(
+        tmp_path,
+        "create table t as from (values (1, 'a', 'f0', 0), (2, 'b', 'f0', 1), (3, 'c', 'f0', 2), (4, 'd', 'f0', 3))"
+        " v(id, v, source_file, source_row)",
+        "create table t as from (values (1, 'a', 'f0', 0), (2, 'B', 'f0', 1), (4, 'd', 'f1', 0), (5, 'e', 'f1', 1))"
+        " v(id, v, source_file, source_row)",
+        {"main.t": ["id"]},
+    )
+    row = relation(con, "main.t")
+    assert counts(row) == (4, 4, 2, 1, 1, 1, 1)
+    assert row["key_columns"] == ["id"] and row["in_old"] and row["in_new"]
+    assert sorted(con.execute("select key, status, changed_columns from row_changes").fetchall()) == [
+        ('{"id":2}', "modified", ["v"]), ('{"id":3}', "removed", None), ('{"id":5}', "added", None)]
+    assert con.execute("select relation, column_name, n_changed from column_changes").fetchall() == [("main.t", "v", 1)]
+
+
+def test_columns_added_and_dropped_compare_the_shared_ones(tmp_path):
+    con = run_diff(
+        tmp_path,
+        "create table t as from (values (1, 'a', 10), (2, 'b', 20)) v(id, a, gone)",
+        "create table t as from (values (1, 'a', true), (2, 'x', false)) v(id, a, fresh)",
+        {"main.t": ["id"]},
+    )
+    row = relation(con, "main.t")
+    assert (row["columns_added"], row["columns_dropped"]) == (["fresh"], ["gone"])
+    assert counts(row) == (2, 2, 1, 0, 0, 0, 1)
+
+
+def test_a_relation_in_one_file_only(tmp_path):
+    con = run_diff(tmp_path, "create table gone as select range as id from range(3)",
+                   "create table audits.fresh as select range as id from range(2)", {"main.gone": ["id"]})
+    gone, fresh = relation(con, "main.gone"), relation(con, "audits.fresh")
+    assert (gone["in_old"], gone["in_new"], counts(gone)) == (True, False, (3, 0, 0, 0, 0, 3, 0))
+    assert (fresh["in_old"], fresh["in_new"], counts(fresh)) == (False, True, (0, 2, 0, 0, 2, 0, 0))
+    assert fresh["key_columns"] is None
+    assert con.execute("select count(*) from row_changes where relation = 'main.gone' and status = 'removed'").fetchone()[0] == 3
+
+
+def test_a_view_without_key_has_no_modified_rows(tmp_path):
+    con = run_diff(
+        tmp_path,
+        "create table t as from (values (1, 'a'), (2, 'b'), (2, 'b')) v(id, v); create view audits.w as select * from main.t",
+        "create table t as from (values (1, 'a'), (2, 'c'), (2, 'b')) v(id, v); create view audits.w as select * from main.t",
+    )
+    assert counts(relation(con, "audits.w")) == (3, 3, 2, 0, 1, 1, 0)
+    assert con.execute("select count(*) from row_changes").fetchone()[0] == 0  # rows of keyed relations only
+
+
+def test_rows_of_a_duplicated_key_are_added_and_removed_not_modified(tmp_path):
+    # key 1 twice in each file: (1, x) identical, (1, y) removed, (1, w) added; key 2 unique: modified
+    con = run_diff(
+        tmp_path,
+        "create table t as from (values (1, 'x'), (1, 'y'), (2, 'z')) v(id, v)",
+        "create table t as from (values (1, 'x'), (1, 'w'), (2, 'Z')) v(id, v)",
+        {"main.t": ["id"]},
+    )
+    assert counts(relation(con, "main.t")) == (3, 3, 1, 0, 1, 1, 1)
+    assert sorted(con.execute("select key, status from row_changes").fetchall()) == [
+        ('{"id":1}', "added"), ('{"id":1}', "removed"), ('{"id":2}', "modified")]
+
+
+def test_columns_compare_null_safe(tmp_path):
+    con = run_diff(
+        tmp_path,
+        "create table t as from (values (1, null, 1.5), (2, null, null), (3, 'x', 2.0), (4, 'NULL', 1.0)) v(id, s, d)",
+        "create table t as from (values (1, 'NULL', 1.5), (2, null, null), (3, null, 2.0), (4, 'NULL', null)) v(id, s, d)",
+        {"main.t": ["id"]},
+    )
+    assert counts(relation(con, "main.t")) == (4, 4, 1, 0, 0, 0, 3)
+    assert sorted(con.execute("select column_name, n_changed from column_changes").fetchall()) == [("d", 1), ("s", 2)]
+
+
+def test_a_one_row_relation_is_keyed_by_the_empty_key(tmp_path):
+    con = run_diff(tmp_path, "create table total as select 3 as n, 'a' as top", "create table total as select 4 as n, 'a' as top",
+                   {"main.total": []})
+    assert counts(relation(con, "main.total")) == (1, 1, 0, 0, 0, 0, 1)
+    assert con.execute("select key, changed_columns from row_changes").fetchall() == [("{}", ["n"])]
+
+
+PAIRS = """
+create table preference_pairs (dataset varchar, split varchar, pair_id varchar, prompt varchar[], chosen varchar[],
+                               rejected varchar[], margin double, integrity_flags varchar[]);
+insert into preference_pairs values {rows};
+"""
+
+
+def pairs_sql(*rows: tuple) -> str:
+    def value(v):
+        return "null" if v is None else repr(v) if not isinstance(v, list) else "[" + ", ".join(map(repr, v)) + "]::varchar[]"
+
+    return PAIRS.format(rows=", ".join("(" + ", ".join(value(v) for v in r) + ")" for r in rows))
+
+
+def test_pair_changes(tmp_path):
+    old = pairs_sql(
+        ("uf", "uf", "p1", ["q1"], ["a"], ["b"], 0.5, []),              # unchanged (a new pair_id in NEW)
+        ("uf", "uf", "p2", ["q2"], ["a"], ["b"], 0.5, []),              # flipped
+        ("uf", "uf", "p3", ["q3"], ["a"], ["b"], 0.5, []),              # to the flagged split
+        ("cuf", "cuf", "p4", ["q4"], ["a"], ["b"], 0.25, []),           # margin changed
+        ("cuf", "cuf", "p5", ["q5"], ["a"], ["b"], 0.25, []),           # removed
+        ("cuf", "cuf", "p6", ["q6"], ["a"], ["b"], 0.25, []),           # flipped with a new margin
+    )
+    new = pairs_sql(
+        ("uf", "uf", "p1-new-id", ["q1"], ["a"], ["b"], 0.5, []),
+        ("uf", "uf", "p2", ["q2"], ["b"], ["a"], 0.5, []),
+        ("uf", "uf_flagged", "p3", ["q3"], ["a"], ["b"], 0.5, ["duplicate_pair"]),
+        ("cuf", "cuf", "p4", ["q4"], ["a"], ["b"], 0.75, []),
+        ("cuf", "cuf", "p6", ["q6"], ["b"], ["a"], 0.5, []),
+        ("cuf", "cuf", "p7", ["q4"], ["a"], ["c"], 0.5, []),            # added (same prompt, another response)
+    )
+    con = run_diff(tmp_path, old, new, {"main.preference_pairs": ["pair_id"]})
+    got = con.execute("""
+        select dataset, change, prompt[1], chosen[1], rejected[1], old_split, new_split, old_margin, new_margin,
+               old_flags, new_flags
+        from pair_changes""").fetchall()
+    assert sorted(got, key=str) == sorted([
+        ("uf", "flipped", "q2", "b", "a", "uf", "uf", 0.5, 0.5, [], []),
+        ("uf", "split_changed", "q3", "a", "b", "uf", "uf_flagged", 0.5, 0.5, [], ["duplicate_pair"]),
+        ("cuf", "margin_changed", "q4", "a", "b", "cuf", "cuf", 0.25, 0.75, [], []),
+        ("cuf", "removed", "q5", "a", "b", "cuf", None, 0.25, None, [], None),
+        ("cuf", "flipped", "q6", "b", "a", "cuf", "cuf", 0.25, 0.5, [], []),
+        ("cuf", "margin_changed", "q6", "b", "a", "cuf", "cuf", 0.25, 0.5, [], []),
+        ("cuf", "added", "q4", "a", "c", None, "cuf", None, 0.5, None, []),
+    ], key=str)
+    summary = (tmp_path / "out" / "diff.md").read_text()
+    assert "| cuf | 1 | 1 | 1 | 0 | 2 |" in summary and "| uf | 0 | 0 | 1 | 1 | 0 |" in summary
+
+
+def test_a_repeated_pair_is_matched_occurrence_by_occurrence(tmp_path):
+    pair = ("uf", "uf", "p", ["q"], ["a"], ["b"], 0.5, [])
+    con = run_diff(tmp_path, pairs_sql(pair, pair[:2] + ("p2",) + pair[3:]), pairs_sql(pair))
+    assert con.execute("select change, old_pair_id from pair_changes").fetchall() == [("removed", "p2")]
+
+
+def test_a_file_against_itself_reports_nothing_while_another_reader_holds_it(tmp_path):
+    path = make_warehouse(tmp_path / "w.duckdb", pairs_sql(("uf", "uf", "p", ["q"], ["a"], ["b"], 0.5, []))
+                          + "create view audits.v as select dataset from main.preference_pairs",
+                          {"main.preference_pairs": ["pair_id"]})
+    with duckdb.connect(str(path), read_only=True):  # a notebook
+        text = diff_tool.diff(path, path, tmp_path / "out")
+    con = duckdb.connect(str(tmp_path / "out" / "diff.duckdb"), read_only=True)
+    assert con.execute("select sum(n_added + n_removed + n_modified + n_moved), sum(n_identical) from relations").fetchone() == (0, 2)
+    assert [con.execute(f"select count(*) from {t}").fetchone()[0] for t in ("row_changes", "column_changes", "pair_changes")] == [0, 0, 0]
+    assert "None: the 2 tables and views of main and audits are identical." in text
+
+
+def test_clear_one_line_errors(tmp_path, capsys):
+    good = make_warehouse(tmp_path / "good.duckdb", "create table t as select 1 as id")
+    not_duckdb = tmp_path / "notes.duckdb"
+    not_duckdb.write_text("hello")
+    plain = tmp_path / "plain.duckdb"
+    duckdb.connect(str(plain)).close()
+    cases = {
+        str(tmp_path / "missing.duckdb"): "no warehouse at",
+        str(not_duckdb): "is not a DuckDB database file",
+        str(plain): "is not a warehouse (no meta.warehouse_build_info)",
+    }
+    for new, message in cases.items():
+        assert diff_tool.main([str(good), new, "--out", str(tmp_path / "out")]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("diff: error: NEW: ") and message in err and new in err and err.count("\n") == 1
+
+
+def test_a_writer_lock_is_one_line(tmp_path):
+    path = make_warehouse(tmp_path / "w.duckdb", "create table t as select 1 as id")
+    holder = subprocess.Popen([sys.executable, "-c", "import duckdb, sys; c = duckdb.connect(sys.argv[1]); "
+                               "print('open', flush=True); sys.stdin.read()", str(path)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "open"
+        proc = subprocess.run([sys.executable, "-m", "preftools", "diff", str(path), str(path), "--out", str(tmp_path / "o")],
+                              capture_output=True, text=True, cwd=REPO)
+    finally:
+        holder.communicate("")
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.count("\n") == 1 and "is locked by" in proc.stderr and f"PID {holder.pid}" in proc.stderr
