@@ -55,7 +55,7 @@
     ratings); occurrence numbers the rows of one dataset with the same content key by file path,
     then row, 0 for the first. Removing, adding or reordering other rows, or converting a file
     between Parquet and JSON, changes no key. The staging model joins these keys to its rows on
-    (filename, file_row_number): the occurrence is a window, and a window over the whole rows
+    (row_keys_match): the occurrence is a window, and a window over the whole rows
     would hold every text of the dataset in memory. `contract_key`: read the relation with the
     raw contract's types first. -#}
 {% macro raw_row_keys(relation, dataset_key, key_name, content, contract_key=none) -%}
@@ -75,9 +75,14 @@
 
 {#- Where a staging row was read: `source_file` (file name without folder) and `source_row`
     (0-based row number in that file), from the reader's filename/file_row_number. -#}
-{% macro provenance_columns() -%}
-    {{ file_basename('filename') }} as source_file,
-        cast(file_row_number as bigint) as source_row
+{% macro provenance_columns(relation) -%}
+    {{ file_basename(relation ~ '.filename') }} as source_file,
+        cast({{ relation }}.file_row_number as bigint) as source_row
+{%- endmacro %}
+
+{#- The join condition of a staging relation and its row keys (raw_row_keys). -#}
+{% macro row_keys_match(relation, keys='row_keys') -%}
+    {{ relation }}.filename = {{ keys }}.filename and {{ relation }}.file_row_number = {{ keys }}.file_row_number
 {%- endmacro %}
 
 {#- A score given as a number or as a string holding one ("4", " 4.5 ", "1e0") -> DOUBLE; anything

@@ -6,7 +6,8 @@ Planted:
 
 * UltraFeedback: one prompt removed and its shard's rows reversed; in another shard, one
   completion of a prompt rated 5 on every aspect (its best-rated pick moves to it) and one prompt
-  added (a copy of that row with another instruction), at the end.
+  added (a copy of that row with another instruction), at the end; in a third shard, openbmb's
+  overall_score fix (a completion scored 10 whose mean rating is at most 2 scored 1).
 * CodeUltraFeedback: one prompt removed; in another, the ratings of two responses swapped (their
   pair flips).
 * hh_helpful (a registered dataset): the rows of its train file reversed.
@@ -43,6 +44,7 @@ class Planted:
     uf_rerated: str  # prompt_id
     uf_rerated_index: int  # the completion now rated 5 on every aspect
     uf_added_instruction: str
+    uf_fixed: list[str]  # prompt_ids with a completion's overall_score 10 set to 1
     cuf_removed: str  # prompt_id
     cuf_swapped: str  # prompt_id
     cuf_swapped_indexes: tuple[int, int]  # (chosen, rejected) before the swap
@@ -54,6 +56,13 @@ class Planted:
     def load(cls, path: Path) -> "Planted":
         data = json.loads(path.read_text())
         return cls(**{**data, "cuf_swapped_indexes": tuple(data["cuf_swapped_indexes"])})
+
+
+def mean_rating(completion: dict) -> float | None:
+    """The mean of a completion's valid aspect ratings ("1".."5"), as the marts compute it."""
+    from benchmarks.reference import aspect_ratings, mean_rating as mean
+
+    return mean(aspect_ratings(completion))
 
 
 def clean_prompts(warehouse: Warehouse, dataset: str) -> list[str]:
@@ -106,9 +115,23 @@ def revise(raw_dir: Path, out: Path, warehouse: Warehouse) -> Planted:
             annotations[aspect] = {**(annotations.get(aspect) or {}), "Rating": "5"}
         return rows + [added]
 
+    fixed_rows: list[int] = []
+
+    def overall_score_fix(rows):
+        for i, row in enumerate(rows):
+            for completion in row["completions"] or []:
+                mean = mean_rating(completion) if completion else None
+                if completion and completion["overall_score"] == 10 and mean is not None and mean <= 2:
+                    completion["overall_score"] = 1.0
+                    fixed_rows.append(i)
+        return rows
+
     data = out / UF / "data"
     rewrite_parquet(data / removed["source_file"], remove_and_reverse)
     rewrite_parquet(data / rerated["source_file"], rerate_and_add)
+    fixed_file = sorted({r["source_file"] for r in curated.values()} - {removed["source_file"], rerated["source_file"]})[0]
+    rewrite_parquet(data / fixed_file, overall_score_fix)
+    fixed = sorted({p for p, r in curated.items() if r["source_file"] == fixed_file and r["source_row"] in fixed_rows})
 
     # --- CodeUltraFeedback
     cuf_clean = set(clean_prompts(warehouse, "code_ultrafeedback"))
@@ -143,6 +166,6 @@ def revise(raw_dir: Path, out: Path, warehouse: Warehouse) -> Planted:
     with gzip.open(path, "wt", encoding="utf-8") as f:
         f.writelines(lines[::-1])
 
-    return Planted(removed["prompt_id"], rerated["prompt_id"], rerated_index, added_instruction,
+    return Planted(removed["prompt_id"], rerated["prompt_id"], rerated_index, added_instruction, fixed,
                    cuf_removed["prompt_id"], swapped["prompt_id"],
                    (swapped["chosen_response_index"], swapped["rejected_response_index"]))

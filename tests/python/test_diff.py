@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import duckdb
@@ -237,3 +238,117 @@ def test_a_writer_lock_is_one_line(tmp_path):
         holder.communicate("")
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.count("\n") == 1 and "is locked by" in proc.stderr and f"PID {holder.pid}" in proc.stderr
+
+
+# ----------------------------------------------------------------------------- two builds
+
+@pytest.fixture(scope="module")
+def revision_diff(warehouse, revised, tmp_path_factory):
+    """The session build (OLD) diffed against the build of its revision (NEW, revision.py)."""
+    new, planted = revised
+    out = tmp_path_factory.mktemp("revision_diff")
+    summary = diff_tool.diff(warehouse.path, new.path, out)
+    return duckdb.connect(str(out / "diff.duckdb"), read_only=True), new, planted, summary, out
+
+
+def rows(con, sql: str, params=None) -> list[dict]:
+    cur = con.execute(sql, params or [])
+    return [dict(zip([d[0] for d in cur.description], r)) for r in cur.fetchall()]
+
+
+def expected_pair_changes(old: list[dict], new: list[dict]):
+    """The issue's rule, in Python: pairs matched by (dataset, prompt, the two responses in either
+    order), repeats occurrence by occurrence; a key only in OLD is removed, only in NEW added; a
+    matched pair is flipped when its chosen side changed, split_changed, margin_changed (NULL-safe)."""
+    def key(p):
+        sides = sorted(json.dumps(s, sort_keys=True) for s in (p["chosen"], p["rejected"]))
+        return p["dataset"], json.dumps(p["prompt"], sort_keys=True), *sides
+
+    by_key: dict[tuple, tuple[list, list]] = {}
+    for side, pairs in ((0, old), (1, new)):
+        for p in pairs:
+            by_key.setdefault(key(p), ([], []))[side].append(p)
+    def like_first(p):  # repeats of a pair: the copies alike are matched first
+        return json.dumps(p["chosen"], sort_keys=True), p["split"], str(p["margin"])
+
+    changes = Counter()
+    for (dataset, *_), (was, now) in by_key.items():
+        for a, b in zip(sorted(was, key=like_first), sorted(now, key=like_first)):
+            changes[(dataset, "flipped")] += a["chosen"] != b["chosen"]
+            changes[(dataset, "split_changed")] += a["split"] != b["split"]
+            changes[(dataset, "margin_changed")] += a["margin"] != b["margin"]
+        changes[(dataset, "removed")] += max(len(was) - len(now), 0)
+        changes[(dataset, "added")] += max(len(now) - len(was), 0)
+    return +changes
+
+
+def test_two_revisions_pair_changes(warehouse, revision_diff):
+    con, new, planted, *_ = revision_diff
+    query = "select dataset, split, pair_id, prompt, chosen, rejected, margin from main.preference_pairs"
+    want = expected_pair_changes(warehouse.rows(query), new.rows(query))
+    got = Counter((r["dataset"], r["change"]) for r in rows(con, "select dataset, change from pair_changes"))
+    assert got == want
+    # the planted changes, each where it belongs
+    n_added_entry = new.scalar("select count(*) from main.preference_pairs where dataset = 'hh_harmless'")
+    assert got[("hh_harmless", "added")] == n_added_entry > 0
+    assert got[("code_ultrafeedback", "flipped")] >= 1 and got[("ultrafeedback", "removed")] >= 1
+    assert {d for d, _ in got} <= {"ultrafeedback", "code_ultrafeedback", "hh_harmless", "rever"}
+    swapped = {r["pair_id"] for r in warehouse.rows(
+        "select pair_id from main.preference_pairs where dataset = 'code_ultrafeedback' and prompt_id = ?",
+        [planted.cuf_swapped])}
+    flipped = rows(con, "select old_pair_id, new_pair_id from pair_changes where change = 'flipped'")
+    assert any(f["old_pair_id"] == f["new_pair_id"] and f["old_pair_id"] in swapped for f in flipped)
+
+
+def test_two_revisions_relations(warehouse, revised, revision_diff):
+    con, new, planted, summary, _ = revision_diff
+    check_identities(con)
+    listed = {r["relation"] for r in rows(con, "select relation from relations")}
+    with warehouse.connect() as w:
+        in_old = {f"{s}.{t}" for s, t in w.execute(
+            "select table_schema, table_name from information_schema.tables where table_schema in ('main', 'audits')").fetchall()}
+    assert in_old <= listed and "main.preference_pairs" in listed
+
+    curated = relation(con, "main.ultrafeedback_curated")
+    assert curated["key_columns"] == ["prompt_id"]
+    assert (curated["n_removed"], curated["n_added"]) == (1, 1)
+    # the removed prompt's shard was reversed: every other row of it moved, unless it kept its row number
+    [gone] = warehouse.rows("select source_file, source_row from main.ultrafeedback_curated where prompt_id = ?",
+                            [planted.uf_removed])
+    n = warehouse.scalar("select count(*) from main.ultrafeedback_curated where source_file = ?", [gone["source_file"]])
+    r = gone["source_row"]
+    assert curated["n_moved"] == sum((n - 2) - (i if i < r else i - 1) != i for i in range(n) if i != r)
+    modified = {json.loads(k["key"])["prompt_id"] for k in rows(
+        con, "select key from row_changes where relation = 'main.ultrafeedback_curated' and status = 'modified'")}
+    assert planted.uf_rerated in modified and modified <= {planted.uf_rerated, *planted.uf_fixed}
+    assert curated["n_modified"] == len(modified)
+    changed = {r["column_name"] for r in rows(con, "select column_name from column_changes where relation = 'main.ultrafeedback_curated'")}
+    assert {"best_rated_index", "best_rated_model"} <= changed
+    scores = {json.loads(k["key"])["completion_id"] for k in rows(
+        con, "select key from row_changes where relation = 'main.ultrafeedback_completion_scores' and status = 'modified'")}
+    fixed_completions = {r["completion_id"] for r in warehouse.rows(
+        "select completion_id from main.ultrafeedback_completion_scores where prompt_id in (select unnest(?::varchar[]))"
+        " and overall_score = 10 and average_rating <= 2", [planted.uf_fixed])}
+    assert fixed_completions and fixed_completions <= scores
+    assert "hh_harmless" in summary
+
+
+def test_a_build_against_itself_reports_nothing(warehouse, tmp_path):
+    text = diff_tool.diff(warehouse.path, warehouse.path, tmp_path)
+    con = duckdb.connect(str(tmp_path / "diff.duckdb"), read_only=True)
+    assert con.execute("select sum(n_added + n_removed + n_modified + n_moved), min(n_identical = n_old) from relations"
+                       ).fetchone() == (0, True)
+    assert [con.execute(f"select count(*) from {t}").fetchone()[0] for t in ("row_changes", "column_changes", "pair_changes")] == [0, 0, 0]
+    assert "identical" in text
+
+
+def test_the_summary_ends_the_cards_of_an_export_of_new(revised, revision_diff, tmp_path):
+    from preftools.export import export
+
+    _, new, *_, out = revision_diff
+    export(new.path, tmp_path / "exports", ["rever_summary"], progress=False, card_note=out / "diff.md")
+    card = (tmp_path / "exports" / "rever_summary" / "README.md").read_text()
+    note = (out / "diff.md").read_text().strip().splitlines()
+    heading = next(line for line in note if line.startswith("#"))
+    assert "#" + heading in card.splitlines()  # one level down
+    assert card.rstrip().endswith(note[-1])

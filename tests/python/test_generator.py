@@ -976,3 +976,32 @@ def test_one_stand_in_alone(tmp_path):
     assert list(m["extra_datasets"]) == ["rlhflow_ultrafeedback"] and m["rows"] == {}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["RLHFlow", MANIFEST_NAME]
     assert len(m["extra_datasets"]["rlhflow_ultrafeedback"]["planted"]["cross_dataset_duplicate"]) >= 2
+
+
+def test_fixed_ultrafeedback_revision(gen, tmp_path):
+    """openbmb's overall_score fix: of the completions scored 10, those whose mean rating is at
+    most 2 are scored 1, those above 4 keep 10, the rest get a new score; nothing else changes."""
+    from benchmarks.reference import aspect_ratings, mean_rating
+
+    out, _ = gen
+    fixed = tmp_path / "fixed"
+    generate(fixed, seed=42, scale=SCALE, progress=False, text_length=TEXT, ultrafeedback_revision="fixed")
+    a, b = _digest(out), _digest(fixed)
+    assert a.keys() == b.keys()
+    assert {k for k in a if a[k] != b[k]} - {MANIFEST_NAME} == set(_files(out, "ultrafeedback"))
+    seen = Counter()
+    for row, new_row in zip(_read(out, "ultrafeedback"), _read(fixed, "ultrafeedback"), strict=True):
+        for c, d in zip(row["completions"], new_row["completions"], strict=True):
+            assert {**c, "overall_score": None} == {**d, "overall_score": None}
+            mean = mean_rating(aspect_ratings(c))
+            if c["overall_score"] != 10:
+                assert d["overall_score"] == c["overall_score"]
+            elif mean is not None and mean <= 2:
+                assert d["overall_score"] == 1
+                seen["set to 1"] += 1
+            elif mean is not None and mean > 4:
+                assert d["overall_score"] == 10
+            else:
+                assert 1 <= d["overall_score"] <= 10
+                seen["re-annotated"] += d["overall_score"] != 10
+    assert seen["set to 1"] > 0 and seen["re-annotated"] > 0

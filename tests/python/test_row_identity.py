@@ -41,7 +41,8 @@ def test_ultrafeedback_prompts_keep_their_ids_picks_and_alternates(warehouse, re
     [added] = new_ids - old_ids
     assert new.scalar("select instruction from main.ultrafeedback_curated where prompt_id = ?", [added]) \
         == planted.uf_added_instruction
-    changed = {planted.uf_removed, planted.uf_rerated, added}
+    changed = {planted.uf_removed, planted.uf_rerated, added, *planted.uf_fixed}
+    assert planted.uf_fixed  # the fix changed something
     for table in ("ultrafeedback_curated", "ultrafeedback_completion_scores"):
         old_rows, new_rows = multiset(rows(warehouse, table), changed), multiset(rows(new, table), changed)
         assert old_rows == new_rows, table
@@ -60,7 +61,7 @@ def test_a_changed_rating_keeps_the_prompt_id_and_moves_the_pick(warehouse, revi
 def test_pairs_of_unchanged_prompts_are_unchanged(warehouse, revised):
     new, planted = revised
     added = prompt_ids(new, "ultrafeedback_curated") - prompt_ids(warehouse, "ultrafeedback_curated")
-    changed = {planted.uf_removed, planted.uf_rerated, planted.cuf_removed, planted.cuf_swapped, *added}
+    changed = {planted.uf_removed, planted.uf_rerated, planted.cuf_removed, planted.cuf_swapped, *added, *planted.uf_fixed}
     built_in = "dataset in ('ultrafeedback', 'code_ultrafeedback', 'rever')"
     for table, where in (("preference_pairs", built_in), ("code_ultrafeedback_pairs", "true")):
         old_rows = multiset(rows(warehouse, table, where), changed)

@@ -26,12 +26,23 @@ row_keys as (
 
 ),
 
+keyed as (
+
+    select
+        typed.*,
+        row_keys.prompt_id
+
+    from typed
+    inner join row_keys on {{ row_keys_match('typed') }}
+
+),
+
 renamed as (
 
     select
         ---------- keys
-        row_keys.prompt_id,
-        {{ provenance_columns() }},
+        prompt_id,
+        {{ provenance_columns('keyed') }},
 
         ---------- prompt
         instruction,
@@ -44,8 +55,7 @@ renamed as (
         {{ list_size('responses') }} as n_responses,
         {{ list_size('annotations') }} as n_annotations
 
-    from typed
-    inner join row_keys using (filename, file_row_number)
+    from keyed
 
 )
 

@@ -27,12 +27,23 @@ row_keys as (
 
 ),
 
+keyed as (
+
+    select
+        typed.*,
+        row_keys.published_pair_id
+
+    from typed
+    inner join row_keys on {{ row_keys_match('typed') }}
+
+),
+
 renamed as (
 
     select
         ---------- keys
-        row_keys.published_pair_id,
-        {{ provenance_columns() }},
+        published_pair_id,
+        {{ provenance_columns('keyed') }},
 
         ---------- pair, as published
         chosen,
@@ -48,8 +59,7 @@ renamed as (
         {{ list_size('chosen') }} as n_chosen_messages,
         {{ list_size('rejected') }} as n_rejected_messages
 
-    from typed
-    inner join row_keys using (filename, file_row_number)
+    from keyed
 
 )
 

@@ -27,7 +27,7 @@
 {%- endif %}
 select
     row_keys.row_key,
-    {{ provenance_columns() }},
+    {{ provenance_columns('raw_rows') }},
     '{{ e.name }}' as dataset,
     {%- if e.shape == 'transcript' %}
     'transcript' as text_format,
@@ -55,7 +55,7 @@ inner join (
     {{ raw_row_keys(extra_dataset_relation(e), e.name, 'row_key', [list_exact_key(prompt, ['x.role', 'x.content']), unordered_pair_key(
         exact_key([list_exact_key(chosen, ['x.role', 'x.content']), chosen_text]),
         exact_key([list_exact_key(rejected, ['x.role', 'x.content']), rejected_text]))]) }}
-) as row_keys using (filename, file_row_number)
+) as row_keys on {{ row_keys_match('raw_rows') }}
 {% if not loop.last %}union all{% endif %}
 {% endfor %}
 {% if not entries %}

@@ -12,7 +12,7 @@
 {%- endfor %}
 select
     row_keys.row_key,
-    {{ provenance_columns() }},
+    {{ provenance_columns('raw_rows') }},
     '{{ e.name }}' as dataset,
     cast({{ extra_column(e, 'source') }} as {{ string }}) as source,
     cast({{ extra_column(e, 'prompt') }} as {{ string }}) as prompt,
@@ -26,7 +26,7 @@ from {{ extra_dataset_relation(e) }} as raw_rows
 inner join (
     -- each row's key, from what the row is about: its prompt
     {{ raw_row_keys(extra_dataset_relation(e), e.name, 'row_key', ['cast(' ~ extra_column(e, 'prompt') ~ ' as ' ~ string ~ ')']) }}
-) as row_keys using (filename, file_row_number)
+) as row_keys on {{ row_keys_match('raw_rows') }}
 {% if not loop.last %}union all{% endif %}
 {% endfor %}
 {% if not entries %}

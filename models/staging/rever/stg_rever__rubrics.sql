@@ -26,12 +26,23 @@ row_keys as (
 
 ),
 
+keyed as (
+
+    select
+        typed.*,
+        row_keys.rubric_row_id
+
+    from typed
+    inner join row_keys on {{ row_keys_match('typed') }}
+
+),
+
 renamed as (
 
     select
         ---------- keys
-        row_keys.rubric_row_id,
-        {{ provenance_columns() }},
+        rubric_row_id,
+        {{ provenance_columns('keyed') }},
         id,
 
         ---------- attributes
@@ -39,8 +50,7 @@ renamed as (
         messages,
         {{ list_size('messages') }} as n_messages
 
-    from typed
-    inner join row_keys using (filename, file_row_number)
+    from keyed
 
 )
 

@@ -27,12 +27,23 @@ row_keys as (
 
 ),
 
+keyed as (
+
+    select
+        typed.*,
+        row_keys.trajectory_id
+
+    from typed
+    inner join row_keys on {{ row_keys_match('typed') }}
+
+),
+
 renamed as (
 
     select
         ---------- keys
-        row_keys.trajectory_id,
-        {{ provenance_columns() }},
+        trajectory_id,
+        {{ provenance_columns('keyed') }},
         id,
 
         ---------- attributes
@@ -42,8 +53,7 @@ renamed as (
         {{ list_size('messages') }} as n_messages,
         tools
 
-    from typed
-    inner join row_keys using (filename, file_row_number)
+    from keyed
 
 )
 

@@ -27,12 +27,23 @@ row_keys as (
 
 ),
 
+keyed as (
+
+    select
+        typed.*,
+        row_keys.prompt_id
+
+    from typed
+    inner join row_keys on {{ row_keys_match('typed') }}
+
+),
+
 renamed as (
 
     select
         ---------- keys
-        row_keys.prompt_id,
-        {{ provenance_columns() }},
+        prompt_id,
+        {{ provenance_columns('keyed') }},
 
         ---------- prompt
         source,
@@ -70,8 +81,7 @@ renamed as (
         cast(score_random_response_for_best_overall as double) as published_score_random_response_for_best_overall,
         cast(best_overall_score_response_critique_sentiment as double) as published_best_overall_score_response_critique_sentiment
 
-    from typed
-    inner join row_keys using (filename, file_row_number)
+    from keyed
 
 )
 
