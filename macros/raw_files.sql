@@ -12,7 +12,7 @@
     raw_dataset_files(hub_id) -> [{path: repo path, full: path to read, split, format}] (RAW_DATA_DIR,
                                  or the folder `raw_dir`)
     raw_files_relation(key)   -> a subquery of every row of dataset `key` (preftools/contract.py):
-                                 the file's columns plus filename (the file's name) and
+                                 the file's columns plus filename (the file's repo path) and
                                  file_row_number (0-based row in the file), the same for Parquet
                                  and JSON. source() returns it for the raw sources. -#}
 
@@ -276,18 +276,19 @@
 {#- DuckDB: all Parquet files in one read_parquet (one scan keeps DuckDB's pushdown of the struct
     fields a model reads: through a UNION it would read whole structs), file_row_number from the
     reader; a JSON file's rows numbered in file order by WITH ORDINALITY (read_json has no
-    file_row_number), one select per JSON file. `filename` is the path read (staging keeps the
-    file's name). -#}
+    file_row_number), one select per JSON file. `filename` is the file's repo path (the path read
+    without RAW_DATA_DIR/<org>/<dataset>/), so no table depends on where the raw folder is. -#}
 {% macro default__raw_files_selects(files, spec) %}
     {%- set parquet = [] -%}
     {%- set selects = [] -%}
+    {%- set repo_path = 'substr(filename, ' ~ ((files[0].full | length) - (files[0].path | length) + 1) ~ ') as filename' if files else '' -%}
     {%- for f in files if f.format == 'parquet' -%}{%- do parquet.append(sql_string(f.full)) -%}{%- endfor -%}
     {%- if parquet -%}
-        {%- do selects.append('select * from read_parquet([' ~ (parquet | join(', '))
+        {%- do selects.append('select * replace (' ~ repo_path ~ ') from read_parquet([' ~ (parquet | join(', '))
             ~ '], filename = true, file_row_number = true, union_by_name = true)') -%}
     {%- endif -%}
     {%- for f in files if f.format == 'json' -%}
-        {%- do selects.append('select * exclude (ordinality), ordinality - 1 as file_row_number from read_json('
+        {%- do selects.append('select * exclude (ordinality) replace (' ~ repo_path ~ '), ordinality - 1 as file_row_number from read_json('
             ~ sql_string(f.full) ~ ', filename = true) with ordinality') -%}
     {%- endfor -%}
     {{ return(selects) }}
@@ -299,10 +300,10 @@
     {{ return(selects) }}
 {% endmacro %}
 
-{#- Spark: `_metadata.row_index` for Parquet; JSON rows numbered in the order Spark reads them
-    (one file's splits in file order). -#}
+{#- Spark: `filename` the file's repo path, as on DuckDB; `_metadata.row_index` for Parquet; JSON
+    rows numbered in the order Spark reads them (one file's splits in file order). -#}
 {% macro spark_raw_file_select(f, spec) %}
-    {%- set name = "'" ~ (f.path.split('/')[-1] | replace("'", "\\'")) ~ "'" -%}
+    {%- set name = "'" ~ (f.path | replace("'", "\\'")) ~ "'" -%}
     {%- set quoted = [] -%}
     {%- for c in spec.columns.keys() -%}{%- do quoted.append('`' ~ (c | replace('`', '``')) ~ '`') -%}{%- endfor -%}
     {%- set columns = quoted | join(', ') -%}

@@ -1,10 +1,5 @@
 {#- The file name without its folder, from the reader's `filename` column. -#}
-{% macro file_basename(path_expr) -%}
-    {{ return(adapter.dispatch('file_basename', 'preference_warehouse')(path_expr)) }}
-{%- endmacro %}
-{% macro default__file_basename(path_expr) -%} regexp_extract({{ path_expr }}, '[^/]+$', 0) {%- endmacro %}
-{#- Spark's `filename` is a URI (file:/..., s3a://...): the part after the last '/' too. -#}
-{% macro spark__file_basename(path_expr) -%} regexp_extract({{ path_expr }}, '[^/]+$', 0) {%- endmacro %}
+{% macro file_basename(path_expr) -%} regexp_extract({{ path_expr }}, '[^/]+$', 0) {%- endmacro %}
 
 {#- First capture group of a regex, '' when there is no match (same on both engines). -#}
 {% macro regex_group(expr, pattern, group=1) -%}

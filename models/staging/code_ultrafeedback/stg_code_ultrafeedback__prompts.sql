@@ -22,7 +22,7 @@ typed as (
 
 row_keys as (
 
-    select * from {{ ref('base_code_ultrafeedback__row_keys') }}
+    select * from {{ ref('base_code_ultrafeedback__row_keys').include(database=False) }}
 
 ),
 

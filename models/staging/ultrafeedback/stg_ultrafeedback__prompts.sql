@@ -23,7 +23,7 @@ typed as (
 
 row_keys as (
 
-    select * from {{ ref('base_ultrafeedback__row_keys') }}
+    select * from {{ ref('base_ultrafeedback__row_keys').include(database=False) }}
 
 ),
 
