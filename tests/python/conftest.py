@@ -305,6 +305,17 @@ def revised(raw_dir, warehouse, tmp_path_factory):
     return Warehouse(folder / "warehouse.duckdb", folder / "raw", folder), Planted.load(folder / "planted.json")
 
 
+@pytest.fixture(scope="module")
+def hf_env(tmp_path_factory):
+    """`datasets` in this process never touches the network or the user's cache."""
+    cache = tmp_path_factory.mktemp("hf_cache")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HF_DATASETS_CACHE", str(cache / "datasets"))
+        mp.setenv("HF_HUB_OFFLINE", "1")
+        mp.setenv("HF_HOME", str(cache / "home"))
+        yield cache
+
+
 @pytest.fixture
 def hub():
     """The stand-in Hugging Face Hub (hub_standin.py), served on a local port for one test."""

@@ -34,6 +34,7 @@ import base64
 import contextlib
 import hashlib
 import json
+import os
 import re
 import socket
 import threading
@@ -43,6 +44,24 @@ from urllib.parse import unquote, urlsplit
 import yaml
 
 TOKEN = "hf_test_write_token"
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def hub_env(endpoint: str, hf_home, *, token: str | None = None, unset: tuple[str, ...] = (), **extra: str) -> dict:
+    """The environment of a preftools subprocess that talks to the Hub at ``endpoint``: the caller's
+    without its HF_*/HUGGINGFACE_* settings, proxies and the names in ``unset``; HF_HOME in
+    ``hf_home`` (never the user's cache), ``token`` as HF_TOKEN, short timeouts, no Xet transfer,
+    telemetry or progress bars; ``extra`` last."""
+    drop = {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", *unset}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HUGGINGFACE_")) and k.upper() not in drop}
+    env.update(HF_ENDPOINT=endpoint, HF_HOME=str(hf_home), HF_HUB_DISABLE_XET="1", HF_HUB_DISABLE_TELEMETRY="1",
+               HF_HUB_DISABLE_PROGRESS_BARS="1", HF_HUB_ETAG_TIMEOUT="5", HF_HUB_DOWNLOAD_TIMEOUT="5",
+               NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost",
+               PYTHONPATH=REPO + os.pathsep + env.get("PYTHONPATH", ""))
+    if token:
+        env["HF_TOKEN"] = token
+    env.update(extra)
+    return {k: v for k, v in env.items() if v is not None}
 
 
 def git_blob_sha1(data: bytes) -> str:

@@ -143,20 +143,6 @@ def copy_warehouse(warehouse, dst: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def hf_env(tmp_path_factory):
-    """datasets never touches the network or the user's cache."""
-    cache = tmp_path_factory.mktemp("hf_cache")
-    old = {k: os.environ.get(k) for k in ("HF_DATASETS_CACHE", "HF_HUB_OFFLINE", "HF_HOME")}
-    os.environ.update(HF_DATASETS_CACHE=str(cache / "datasets"), HF_HUB_OFFLINE="1", HF_HOME=str(cache / "home"))
-    yield cache
-    for k, v in old.items():
-        if v is None:
-            os.environ.pop(k, None)
-        else:
-            os.environ[k] = v
-
-
-@pytest.fixture(scope="module")
 def exported(warehouse, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("export") / "exports"
     proc = run_cli("--duckdb-path", str(warehouse.path), "--export-dir", str(out))

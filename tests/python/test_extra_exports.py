@@ -30,6 +30,7 @@ import pytest
 import yaml
 
 from conftest import REPO, SCENARIO_BUILD, Warehouse, run_dbt
+from hub_standin import TOKEN, hub_env
 
 pytestmark = pytest.mark.slow
 
@@ -258,20 +259,6 @@ def wh(raw_dir, tmp_path_factory) -> Warehouse:
     return build_extra_warehouse(raw_dir, tmp_path_factory.mktemp("extra_exports"))
 
 
-@pytest.fixture(scope="module")
-def hf_env(tmp_path_factory):
-    """datasets never touches the network or the user's cache."""
-    cache = tmp_path_factory.mktemp("hf_cache")
-    old = {k: os.environ.get(k) for k in ("HF_DATASETS_CACHE", "HF_HUB_OFFLINE", "HF_HOME")}
-    os.environ.update(HF_DATASETS_CACHE=str(cache / "datasets"), HF_HUB_OFFLINE="1", HF_HOME=str(cache / "home"))
-    yield cache
-    for k, v in old.items():
-        if v is None:
-            os.environ.pop(k, None)
-        else:
-            os.environ[k] = v
-
-
 def run_module(module: str, *args: str, env: dict | None = None, cwd: Path = REPO) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", module, *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=300)
@@ -474,13 +461,7 @@ def test_an_empty_training_mixture_is_exported_schema_only(no_mixture, hf_env):
 
 
 def publish_env(tmp_path: Path, endpoint: str) -> dict:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("HF_", "HUGGINGFACE_")) and k.upper() not in {"EXPORT_DIR", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"}}
-    env.update(HF_ENDPOINT=endpoint, HF_HOME=str(tmp_path / "hf_home"), HF_TOKEN="hf_test_write_token",
-               HF_HUB_DISABLE_TELEMETRY="1", HF_HUB_DISABLE_PROGRESS_BARS="1", HF_HUB_DISABLE_XET="1",
-               NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost",
-               PYTHONPATH=str(REPO) + os.pathsep + env.get("PYTHONPATH", ""))
-    return env
+    return hub_env(endpoint, tmp_path / "hf_home", token=TOKEN, unset=("EXPORT_DIR",))
 
 
 @pytest.mark.parametrize("mart", ["preference_pairs", "training_mixture"])

@@ -878,15 +878,9 @@ def test_export_killed_while_swapping_leaves_every_mart_folder_whole(exports, ag
 
 
 def publish_env(tmp_path: Path, endpoint: str) -> dict:
-    from hub_standin import TOKEN
+    from hub_standin import TOKEN, hub_env
 
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("HF_", "HUGGINGFACE_"))
-           and k.upper() not in {"EXPORT_DIR", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"}}
-    env.update(HF_ENDPOINT=endpoint, HF_HOME=str(tmp_path / "hf_home"), HF_TOKEN=TOKEN, HF_HUB_DISABLE_XET="1",
-               HF_HUB_DISABLE_TELEMETRY="1", HF_HUB_DISABLE_PROGRESS_BARS="1", NO_PROXY="127.0.0.1,localhost",
-               no_proxy="127.0.0.1,localhost", PYTHONPATH=str(REPO) + os.pathsep + env.get("PYTHONPATH", ""))
-    return env
+    return hub_env(endpoint, tmp_path / "hf_home", token=TOKEN, unset=("EXPORT_DIR",))
 
 
 def test_publish_killed_mid_commit_leaves_the_export_untouched(exports, tmp_path):
@@ -945,14 +939,9 @@ def size_of(path: Path) -> int:
 
 
 def fetch_env(tmp_path: Path, endpoint: str) -> dict:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("HF_", "HUGGINGFACE_")) and k.upper() not in
-           {"RAW_DATA_DIR", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "TRANSFORMERS_OFFLINE"}}
-    env.update(HF_ENDPOINT=endpoint, HF_HOME=str(tmp_path / "hf_home"), HF_HUB_DISABLE_XET="1",
-               HF_HUB_DISABLE_TELEMETRY="1", HF_HUB_ETAG_TIMEOUT="5", HF_HUB_DOWNLOAD_TIMEOUT="5",
-               HF_HUB_DISABLE_PROGRESS_BARS="1", NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost",
-               PYTHONPATH=str(REPO) + os.pathsep + env.get("PYTHONPATH", ""))
-    return env
+    from hub_standin import hub_env
+
+    return hub_env(endpoint, tmp_path / "hf_home", unset=("RAW_DATA_DIR", "TRANSFORMERS_OFFLINE"))
 
 
 def test_fetch_killed_mid_download_is_never_taken_for_complete(raw_dir, tmp_path):

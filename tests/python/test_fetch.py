@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from hub_standin import FakeHub, closed_port
+from hub_standin import FakeHub, closed_port, hub_env
 from preftools.contract import DATASETS, DATASETS_BY_KEY
 from preftools.fetch import CONVERT_REF, schema_problems
 
@@ -62,21 +62,7 @@ def json_lines(schema: pa.Schema, drop: tuple[str, ...] = (), rows: int = 2) -> 
 
 
 def run_fetch(tmp_path: Path, endpoint: str, *args: str, **env_extra: str) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("HF_", "HUGGINGFACE_")) and k.upper() not in
-           {"RAW_DATA_DIR", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "TRANSFORMERS_OFFLINE"}}
-    env.update(
-        HF_ENDPOINT=endpoint,
-        HF_HOME=str(tmp_path / "hf_home"),
-        HF_HUB_DISABLE_XET="1",
-        HF_HUB_DISABLE_TELEMETRY="1",
-        HF_HUB_ETAG_TIMEOUT="5",
-        HF_HUB_DOWNLOAD_TIMEOUT="5",
-        NO_PROXY="127.0.0.1,localhost",
-        no_proxy="127.0.0.1,localhost",
-        PYTHONPATH=str(REPO_ROOT) + os.pathsep + env.get("PYTHONPATH", ""),
-    )
-    env.update(env_extra)
+    env = hub_env(endpoint, tmp_path / "hf_home", unset=("RAW_DATA_DIR", "TRANSFORMERS_OFFLINE"), **env_extra)
     return subprocess.run(
         [sys.executable, "-m", "preftools.fetch", *args],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=TIMEOUT,

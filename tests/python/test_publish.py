@@ -21,7 +21,7 @@ import duckdb
 import pytest
 import yaml
 
-from hub_standin import TOKEN, closed_port
+from hub_standin import TOKEN, closed_port, hub_env
 from preftools import export as ex
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -76,21 +76,7 @@ def mart_tree(folder: Path) -> dict[str, bytes]:
 
 
 def run_publish(tmp_path: Path, endpoint: str, *args: str, **env_extra: str) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("HF_", "HUGGINGFACE_")) and k.upper() not in
-           {"EXPORT_DIR", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"}}
-    env.update(
-        HF_ENDPOINT=endpoint,
-        HF_HOME=str(tmp_path / "hf_home"),
-        HF_TOKEN=TOKEN,
-        HF_HUB_DISABLE_TELEMETRY="1",
-        HF_HUB_DISABLE_PROGRESS_BARS="1",
-        NO_PROXY="127.0.0.1,localhost",
-        no_proxy="127.0.0.1,localhost",
-        PYTHONPATH=str(REPO_ROOT) + os.pathsep + env.get("PYTHONPATH", ""),
-    )
-    env.update(env_extra)
-    env = {k: v for k, v in env.items() if v is not None}
+    env = hub_env(endpoint, tmp_path / "hf_home", token=TOKEN, unset=("EXPORT_DIR",), **env_extra)
     return subprocess.run(
         [sys.executable, "-m", "preftools.publish", *args],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=TIMEOUT,
