@@ -52,6 +52,7 @@ from preftools.hub_layout import local_data_files, read_table
 HUB_IDS = {
     "ultrafeedback": "argilla/ultrafeedback-binarized-curation",
     "code_ultrafeedback": "coseal/CodeUltraFeedback",
+    "code_ultrafeedback_standard": "RLHFlow/CodeUltraFeedback-standard",
     "rever_judge": "OpenRubrics/ReVeR-Traces-Judge",
     "rever_rubric": "OpenRubrics/ReVeR-Traces-Rubric",
 }
@@ -101,9 +102,9 @@ def list_exact_key(items: list | None, parts: Callable[[Any], list] = lambda x: 
 
 
 def unordered_pair_key(a: str | None, b: str | None) -> str:
-    """The exact key of two texts in either order (the smaller first; None sorts as absent)."""
-    present = [v for v in (a, b) if v is not None]
-    return exact_key([min(present, default=None), max(present, default=None)])
+    """The exact key of two keys in either order (the smaller first; None counts as the text 'null')."""
+    a, b = sorted("null" if v is None else v for v in (a, b))
+    return exact_key([a, b])
 
 
 def row_keys(dataset: str, rows: list[tuple[str, int, str]]) -> list[str]:
@@ -295,6 +296,11 @@ def code_ultrafeedback_content_key(example: dict) -> str:
                       list_exact_key(example["responses"], lambda r: [None, None] if r is None else [r["model"], r["response"]])])
 
 
+def code_ultrafeedback_standard_content_key(row: dict) -> str:
+    """What a published RLHFlow pair is about: its two message lists, in either order."""
+    return exact_key([unordered_pair_key(messages_key(row["chosen"]), messages_key(row["rejected"]))])
+
+
 def code_ultrafeedback(raw_dir: Path, whole_rows: bool = False) -> tuple[list[dict], list[dict], list[dict], int]:
     """(published-logic pairs in script order, quarantined rows, corrected pairs, n responses)."""
     published: list[dict] = []
@@ -341,6 +347,16 @@ def code_ultrafeedback(raw_dir: Path, whole_rows: bool = False) -> tuple[list[di
 
 
 # ----------------------------------------------------------------------------- ReVeR
+
+def rever_rubric_content_key(row: dict) -> str:
+    """What a rubric row is about: its id."""
+    return exact_key([row["id"]])
+
+
+def rever_judge_content_key(row: dict) -> str:
+    """What a judge row is about: its id and candidate."""
+    return exact_key([row["id"], row["candidate"]])
+
 
 class _Invalid(ValueError):
     pass

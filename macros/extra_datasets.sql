@@ -237,7 +237,7 @@
             {%- for f in files -%}{%- do basenames.append(f.path.split('/')[-1]) -%}{%- endfor -%}
             {%- if basenames | unique | list | length < basenames | length -%}
                 {%- do problems.append(where ~ ': two data files share a file name (' ~ (files | map(attribute='path') | join(', '))
-                    ~ ') -- the warehouse keys raw rows by file name and row; pick one split or config with `splits` or `config`') -%}
+                    ~ ') -- each row\'s provenance (source_file, source_row) names its file by file name; pick one split or config with `splits` or `config`') -%}
             {%- endif -%}
             {%- set kinds_seen = {} -%}
             {%- for f in files -%}

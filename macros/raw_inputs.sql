@@ -106,7 +106,7 @@
         {%- if basenames | unique | list | length < basenames | length -%}
             {%- do problems.append(
                 'dataset ' ~ spec.hub_id ~ ': two data files share a file name (' ~ (names | join(', '))
-                ~ ') -- the warehouse keys raw rows by file name and row; read one split or config at a time'
+                ~ ') -- each row\'s provenance (source_file, source_row) names its file by file name; read one split or config at a time'
             ) -%}
         {%- else -%}
             {%- set expected_trees = {} -%}

@@ -131,11 +131,13 @@ def row_hash(columns: list[str], alias: str = "") -> str:
 
 
 def key_json(key: list[str] | None) -> str:
+    """The key's values as JSON text, each value as text (as every value is compared), so a key
+    column whose type changed (INTEGER to BIGINT, to VARCHAR) still matches its rows."""
     if key is None:
         return "cast(null as varchar)"
     if not key:
         return "'{}'"  # a one-row relation: its one row is its key
-    return "to_json(struct_pack(" + ", ".join(f"{q(c)} := {q(c)}" for c in key) + "))::varchar"
+    return "to_json(struct_pack(" + ", ".join(f"{q(c)} := cast({q(c)} as varchar)" for c in key) + "))::varchar"
 
 
 # --------------------------------------------------------------------------------------------
@@ -191,8 +193,10 @@ def revision(con, side: str) -> str:
 
 def diff_relation(con, rel: Relation, key: list[str] | None) -> None:
     """Insert the relation's row of ``relations`` and its rows of ``row_changes`` and ``column_changes``."""
-    # the columns compared: those of both files (a relation in one file only: its own)
-    shared = [c for c in rel.new_columns if c in rel.old_columns] or rel.new_columns or rel.old_columns
+    # the columns compared: those of both files; a relation in one file only, or with no column in
+    # common (every row then removed and added), each side its own
+    shared = [c for c in rel.new_columns if c in rel.old_columns] if rel.old_columns and rel.new_columns \
+        else rel.new_columns or rel.old_columns
     compared = [c for c in shared if c not in PROVENANCE_COLUMNS]
     provenance = [c for c in shared if c in PROVENANCE_COLUMNS]
     if key is not None and not all(c in compared for c in key):
@@ -200,10 +204,13 @@ def diff_relation(con, rel: Relation, key: list[str] | None) -> None:
     keyed = key is not None
     sides = [side for side, columns in (("old", rel.old_columns), ("new", rel.new_columns)) if columns]
     for side in ("old", "new"):
+        own = rel.old_columns if side == "old" else rel.new_columns
         if side in sides:
+            hashed = compared if shared else [c for c in own if c not in PROVENANCE_COLUMNS]
+            place = provenance if shared else [c for c in own if c in PROVENANCE_COLUMNS]
             con.execute(
-                f"create or replace temp table h_{side} as select {key_json(key)} as k, {row_hash(compared)} as h, "
-                f"{row_hash(provenance) if provenance else 'cast(null as varchar)'} as p from {rel.source(side)}"
+                f"create or replace temp table h_{side} as select {key_json(key)} as k, {row_hash(hashed)} as h, "
+                f"{row_hash(place) if place else 'cast(null as varchar)'} as p from {rel.source(side)}"
             )
         else:
             con.execute(f"create or replace temp table h_{side} (k varchar, h varchar, p varchar)")

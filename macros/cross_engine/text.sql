@@ -93,8 +93,10 @@
 {% macro default__regex_contains(expr, pattern) -%} regexp_matches({{ expr }}, '{{ pattern }}') {%- endmacro %}
 {% macro spark__regex_contains(expr, pattern) -%} ({{ expr }} rlike {{ preference_warehouse.spark_regex_literal(pattern) }}) {%- endmacro %}
 
-{#- The exact key of two texts in either order (the smaller first): a pair keeps it when its two
-    sides are swapped. -#}
+{#- The exact key of two keys in either order (the smaller first): a pair keeps it when its two
+    sides are swapped. A NULL side counts as the text 'null' (least/greatest would skip it, and
+    (NULL, x) would share the key of (x, x)). -#}
 {% macro unordered_pair_key(a, b) -%}
+    {%- set a, b = "coalesce(" ~ a ~ ", 'null')", "coalesce(" ~ b ~ ", 'null')" -%}
     {{ exact_key(['least(' ~ a ~ ', ' ~ b ~ ')', 'greatest(' ~ a ~ ', ' ~ b ~ ')']) }}
 {%- endmacro %}

@@ -74,7 +74,7 @@ def test_each_status_and_provenance_only_changes(tmp_path):
     assert counts(row) == (4, 4, 2, 1, 1, 1, 1)
     assert row["key_columns"] == ["id"] and row["in_old"] and row["in_new"]
     assert sorted(con.execute("select key, status, changed_columns from row_changes").fetchall()) == [
-        ('{"id":2}', "modified", ["v"]), ('{"id":3}', "removed", None), ('{"id":5}', "added", None)]
+        ('{"id":"2"}', "modified", ["v"]), ('{"id":"3"}', "removed", None), ('{"id":"5"}', "added", None)]
     assert con.execute("select relation, column_name, n_changed from column_changes").fetchall() == [("main.t", "v", 1)]
 
 
@@ -88,6 +88,20 @@ def test_columns_added_and_dropped_compare_the_shared_ones(tmp_path):
     row = relation(con, "main.t")
     assert (row["columns_added"], row["columns_dropped"]) == (["fresh"], ["gone"])
     assert counts(row) == (2, 2, 1, 0, 0, 0, 1)
+
+
+def test_a_key_column_of_another_type_matches_by_value(tmp_path):
+    con = run_diff(tmp_path, "create table t as from (values ('1', 'a'), ('2', 'b')) v(id, v)",
+                   "create table t as from (values (1, 'a'), (2, 'c')) v(id, v)", {"main.t": ["id"]})
+    assert counts(relation(con, "main.t")) == (2, 2, 1, 0, 0, 0, 1)
+    assert con.execute("select key, status, changed_columns from row_changes").fetchall() == [('{"id":"2"}', "modified", ["v"])]
+
+
+def test_no_column_in_common_removes_and_adds_every_row(tmp_path):
+    con = run_diff(tmp_path, "create table t as select range as a from range(3)",
+                   "create table t as select range as b from range(2)", {"main.t": ["a"]})
+    row = relation(con, "main.t")
+    assert (row["columns_added"], row["columns_dropped"], counts(row)) == (["b"], ["a"], (3, 2, 0, 0, 2, 3, 0))
 
 
 def test_a_relation_in_one_file_only(tmp_path):
@@ -120,7 +134,7 @@ def test_rows_of_a_duplicated_key_are_added_and_removed_not_modified(tmp_path):
     )
     assert counts(relation(con, "main.t")) == (3, 3, 1, 0, 1, 1, 1)
     assert sorted(con.execute("select key, status from row_changes").fetchall()) == [
-        ('{"id":1}', "added"), ('{"id":1}', "removed"), ('{"id":2}', "modified")]
+        ('{"id":"1"}', "added"), ('{"id":"1"}', "removed"), ('{"id":"2"}', "modified")]
 
 
 def test_columns_compare_null_safe(tmp_path):
@@ -257,7 +271,7 @@ def rows(con, sql: str, params=None) -> list[dict]:
 
 
 def expected_pair_changes(old: list[dict], new: list[dict]):
-    """The issue's rule, in Python: pairs matched by (dataset, prompt, the two responses in either
+    """The documented rule, in Python: pairs matched by (dataset, prompt, the two responses in either
     order), repeats occurrence by occurrence; a key only in OLD is removed, only in NEW added; a
     matched pair is flipped when its chosen side changed, split_changed, margin_changed (NULL-safe)."""
     def key(p):

@@ -5,8 +5,8 @@ Hub (JSON Lines, gzip and zstd, a JSON array, Parquet where the default is JSON;
 default/<split>/; the example registry's Parquet entries as JSON), by Python's json module here, not by the build's reader; the build on the copy
 must hold the same rows in every table and view of staging, intermediate, main, audits and
 reporting as the session build (EXCEPT ALL both ways), the file-name columns aside (`source_file`,
-`published_source_file`: compared without the format suffix). A raw row's key is its file's name without the format suffix
-and its row number, so it does not change with the format."""
+`published_source_file`: compared without the format suffix; the row-key tables' `filename`, the repo
+path, left out). A raw row's key comes from its content, so it does not change with the format."""
 
 from __future__ import annotations
 

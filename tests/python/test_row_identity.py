@@ -2,17 +2,20 @@
 second revision of the raw data (revision.py: rows removed, added and reordered, ratings
 changed) every other prompt keeps its id, its picks, its random alternates and its pairs; a
 changed rating keeps the prompt's id and moves its pick; swapped ratings flip a pair under its id.
-(That each id is the documented formula is checked against benchmarks/reference.py by
-test_bench_smoke and test_extra_datasets.)"""
+Each raw row's key is the documented formula (benchmarks/reference.py): UltraFeedback's and
+CodeUltraFeedback's `prompt_id` in test_bench_smoke, the registered shapes' in
+test_extra_datasets, the other built-in datasets' here."""
 
 from __future__ import annotations
 
 import gzip
 import json
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
+from benchmarks import reference as ref
 from revision import ADDED_ENTRY, REORDERED_EXTRA
 
 pytestmark = pytest.mark.slow
@@ -92,6 +95,11 @@ def test_an_added_registry_entry_adds_its_pairs_only(warehouse, revised):
     new_counts = {r["dataset"]: r["n"] for r in new.rows(counts)}
     assert ADDED_ENTRY["name"] not in old_counts and new_counts.pop(ADDED_ENTRY["name"]) > 10
     assert new_counts.keys() == old_counts.keys()
+    # every other registered dataset's pairs (flags and splits included) are unchanged
+    registered = "dataset not in ('ultrafeedback', 'code_ultrafeedback', 'rever', '{}')".format(ADDED_ENTRY["name"])
+    old_rows = multiset(rows(warehouse, "preference_pairs", registered), set())
+    assert old_rows == multiset(rows(new, "preference_pairs", registered), set())
+    assert len({json.loads(r)["dataset"] for r in old_rows}) >= 3
 
 
 def test_a_reordered_registered_dataset_keeps_its_ids(warehouse, revised):
@@ -108,3 +116,25 @@ def test_a_reordered_registered_dataset_keeps_its_ids(warehouse, revised):
         old_rows = multiset(rows(warehouse, table, where), set())
         assert old_rows == multiset(rows(new, table, where), set()), table
         assert len(old_rows) > 10
+
+
+# the built-in datasets whose keys no other test computes: raw dataset -> (staging view, key column,
+# what a row is about)
+OTHER_KEYS = {
+    "code_ultrafeedback_standard": ("stg_code_ultrafeedback__published_pairs", "published_pair_id",
+                                    ref.code_ultrafeedback_standard_content_key),
+    "rever_rubric": ("stg_rever__rubrics", "rubric_row_id", ref.rever_rubric_content_key),
+    "rever_judge": ("stg_rever__trajectories", "trajectory_id", ref.rever_judge_content_key),
+}
+
+
+@pytest.mark.parametrize("key", sorted(OTHER_KEYS))
+def test_raw_row_keys_are_the_documented_formula(warehouse, key):
+    view, column, content_key = OTHER_KEYS[key]
+    raw = [(str(path), i, content_key(row)) for path, i, row in ref.iter_rows(warehouse.raw_dir, key, None)]
+    expected = Counter((Path(path).name, i, k) for (path, i, _), k in zip(raw, ref.row_keys(key, raw)))
+    found = Counter((r["source_file"], r["source_row"], r[column])
+                    for r in warehouse.rows(f"select source_file, source_row, {column} from staging.{view}"))
+    assert found == expected
+    if key == "rever_judge":  # its planted duplicate trajectories exercise the occurrence part
+        assert len({c for _, _, c in raw}) < len(raw)
