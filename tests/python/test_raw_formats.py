@@ -22,6 +22,7 @@ import pytest
 
 from conftest import SCENARIO_BUILD, run_dbt
 from preftools import contract as C
+from preftools.diff import diff
 from preftools.hub_layout import local_data_files, read_table
 
 pytestmark = pytest.mark.slow
@@ -142,6 +143,16 @@ def test_json_and_other_layouts_build_the_same_warehouse(warehouse, tmp_path):
     assert not differences, differences
     # and the copy really is in other formats: no dataset kept a file of the session's format and name
     assert con.execute("select count(*) from json_build.staging.stg_raw__files where source_file like '%.jsonl.gz'").fetchone()[0] > 0
+    con.close()
+
+    # `preftools diff` of the two builds: rows moved to other files, nothing added, removed or modified
+    diff(warehouse.path, db, tmp_path / "diff")
+    out = duckdb.connect(str(tmp_path / "diff" / "diff.duckdb"), read_only=True)
+    changed = out.execute("select relation from relations where n_added + n_removed + n_modified > 0"
+                          " or not (in_old and in_new)").fetchall()
+    assert changed == []
+    assert out.execute("select count(*) from pair_changes").fetchone()[0] == 0
+    assert out.execute("select count(*) from relations where n_moved > 0").fetchone()[0] > 10
 
 
 def test_a_json_file_is_held_to_the_same_contract(raw_dir, tmp_path):
