@@ -30,6 +30,7 @@ import pytest
 
 from conftest import REPO, generate_raw, run_dbt
 from preftools import contract as C
+from preftools.fetch import schema_problems
 
 STAGING = {
     "ultrafeedback": "stg_ultrafeedback__prompts",
@@ -189,6 +190,15 @@ def test_rule_on_pairs_of_types(tmp_path):
             index, verdict = line.split("raw type case ", 1)[1].split(": ", 1)
             got[int(index)] = verdict.strip()
     assert got == {i: verdict for i, (_, _, verdict) in enumerate(RULE_CASES)}
+
+
+@pytest.mark.parametrize("expected, found, verdict", RULE_CASES)
+def test_the_fetcher_takes_what_the_build_takes(expected, found, verdict):
+    """The fetcher's check of a downloaded file (preftools.fetch.schema_problems, on Arrow types)
+    accepts exactly the (contract type, file type) pairs the build's check accepts."""
+    con = duckdb.connect()
+    arrow = [con.sql(f"select cast(null as {t}) as c").to_arrow_table().schema for t in (expected, found)]
+    assert (schema_problems(*arrow) == []) == (verdict == "ok")
 
 
 # ------------------------------------------------------------------------------ DuckDB's union
