@@ -39,70 +39,76 @@
     }) }}
 {% endmacro %}
 
-{% macro extra_datasets() %}
-    {%- set raw = var('extra_datasets', []) or [] -%}
+{% macro extra_datasets(raw=none, report=false) %}
+    {%- set raw = (var('extra_datasets', []) if raw is none else raw) or [] -%}
     {%- set shapes = extra_shape_columns() -%}
     {%- set entries = [] -%}
     {%- set names = [] -%}
     {%- if raw is string or raw is mapping -%}
-        {{ exceptions.raise_compiler_error("var extra_datasets must be a list of entries (`extra_datasets: [{name: ..., hub_id: ..., shape: ..., columns: {...}}]`), got: " ~ raw) }}
+        {{ return(registry_problem("var extra_datasets must be a list of entries (`extra_datasets: [{name: ..., hub_id: ..., shape: ..., columns: {...}}]`), got: " ~ raw, report)) }}
     {%- endif -%}
     {%- for e in raw -%}
         {%- set where = 'extra_datasets entry ' ~ loop.index ~ ((' (' ~ e.get('name') ~ ')') if e is mapping and e.get('name') else '') -%}
         {%- if e is not mapping -%}
-            {{ exceptions.raise_compiler_error(where ~ ': an entry is a mapping with name, hub_id, shape and columns, got: ' ~ e) }}
+            {{ return(registry_problem(where ~ ': an entry is a mapping with name, hub_id, shape and columns, got: ' ~ e, report)) }}
         {%- endif -%}
         {%- set unknown = e.keys() | reject('in', ['name', 'hub_id', 'shape', 'splits', 'config', 'columns', 'score_range', 'pairing', 'license']) | list -%}
         {%- if unknown -%}
-            {{ exceptions.raise_compiler_error(where ~ ': unknown key(s) ' ~ (unknown | join(', ')) ~ ' -- the keys are name, hub_id, shape, splits, config, columns, score_range, pairing, license') }}
+            {{ return(registry_problem(where ~ ': unknown key(s) ' ~ (unknown | join(', ')) ~ ' -- the keys are name, hub_id, shape, splits, config, columns, score_range, pairing, license', report)) }}
         {%- endif -%}
         {%- if not (e.get('name') is string and modules.re.fullmatch('[a-z][a-z0-9_]*', e.get('name'))) -%}
-            {{ exceptions.raise_compiler_error(where ~ ': `name` must be snake_case (lower-case letters, digits, _), e.g. name: h4_ultrafeedback; got: ' ~ e.get('name')) }}
+            {{ return(registry_problem(where ~ ': `name` must be snake_case (lower-case letters, digits, _), e.g. name: h4_ultrafeedback; got: ' ~ e.get('name'), report)) }}
         {%- endif -%}
         {%- if e.get('name').endswith('_flagged') -%}
-            {{ exceptions.raise_compiler_error(where ~ ': a name may not end in _flagged (the export names a dataset\'s flagged split `<name>_flagged`) -- pick another name') }}
+            {{ return(registry_problem(where ~ ': a name may not end in _flagged (the export names a dataset\'s flagged split `<name>_flagged`) -- pick another name', report)) }}
         {%- endif -%}
         {%- if e.get('name') in names or e.get('name') in builtin_dataset_names() or e.get('name') in raw_contract().keys() | list -%}
-            {{ exceptions.raise_compiler_error(where ~ ': name ' ~ e.get('name') ~ ' is already taken (a built-in dataset or an earlier entry) -- pick another name') }}
+            {{ return(registry_problem(where ~ ': name ' ~ e.get('name') ~ ' is already taken (a built-in dataset or an earlier entry) -- pick another name', report)) }}
         {%- endif -%}
         {%- if not (e.get('hub_id') is string and modules.re.fullmatch('[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*', e.get('hub_id'))) -%}
-            {{ exceptions.raise_compiler_error(where ~ ': `hub_id` must be <org>/<dataset> as on the Hub, e.g. hub_id: Anthropic/hh-rlhf; got: ' ~ e.get('hub_id')) }}
+            {{ return(registry_problem(where ~ ': `hub_id` must be <org>/<dataset> as on the Hub, e.g. hub_id: Anthropic/hh-rlhf; got: ' ~ e.get('hub_id'), report)) }}
         {%- endif -%}
         {%- if e.get('shape') not in shapes -%}
-            {{ exceptions.raise_compiler_error(where ~ ': `shape` must be one of preference, rated_completions, transcript; got: ' ~ e.get('shape')) }}
+            {{ return(registry_problem(where ~ ': `shape` must be one of preference, rated_completions, transcript; got: ' ~ e.get('shape'), report)) }}
         {%- endif -%}
         {%- set required, optional = shapes[e.get('shape')] -%}
         {%- set columns = e.get('columns') if e.get('columns') is mapping else {} -%}
         {%- set missing = required | reject('in', columns.keys() | list) | list -%}
         {%- set extra = columns.keys() | reject('in', required + optional) | list -%}
         {%- if missing or extra -%}
-            {{ exceptions.raise_compiler_error(where ~ ': `columns` maps the canonical names of shape ' ~ e.get('shape') ~ ' (required: '
+            {{ return(registry_problem(where ~ ': `columns` maps the canonical names of shape ' ~ e.get('shape') ~ ' (required: '
                 ~ (required | join(', ')) ~ '; optional: ' ~ (optional | join(', ')) ~ ') to the dataset\'s column names'
-                ~ ('; missing: ' ~ (missing | join(', ')) if missing else '') ~ ('; unknown: ' ~ (extra | join(', ')) if extra else '')) }}
+                ~ ('; missing: ' ~ (missing | join(', ')) if missing else '') ~ ('; unknown: ' ~ (extra | join(', ')) if extra else ''), report)) }}
         {%- endif -%}
+        {%- for key, column in columns.items() -%}
+            {%- set paths = column if key == 'rating' and column is sequence and column is not string else [column] -%}
+            {%- if not paths or paths | reject('string') | list or '' in paths -%}
+                {{ return(registry_problem(where ~ ': `columns` maps ' ~ key ~ ' to ' ~ column ~ ' -- give a column name' ~ (' or a list of field paths' if key == 'rating' else ''), report)) }}
+            {%- endif -%}
+        {%- endfor -%}
         {%- set ratings = ([columns.rating] if columns.rating is string else columns.rating) if e.get('shape') == 'rated_completions' else [] -%}
         {%- if e.get('shape') == 'rated_completions' and not (ratings and ratings | reject('string') | list | length == 0) -%}
-            {{ exceptions.raise_compiler_error(where ~ ': `columns.rating` is a field path inside a completion (e.g. annotations.helpfulness.Rating) or a list of them') }}
+            {{ return(registry_problem(where ~ ': `columns.rating` is a field path inside a completion (e.g. annotations.helpfulness.Rating) or a list of them', report)) }}
         {%- endif -%}
         {%- set scored = e.get('shape') == 'rated_completions' or 'chosen_score' in columns or 'rejected_score' in columns -%}
         {%- if e.get('shape') == 'preference' and scored and not ('chosen_score' in columns and 'rejected_score' in columns) -%}
-            {{ exceptions.raise_compiler_error(where ~ ': map both chosen_score and rejected_score, or neither') }}
+            {{ return(registry_problem(where ~ ': map both chosen_score and rejected_score, or neither', report)) }}
         {%- endif -%}
         {%- set score_range = e.get('score_range') -%}
-        {%- if scored and not (score_range is sequence and score_range is not string and score_range | length == 2
-                and score_range | select('number') | list | length == 2 and score_range[0] < score_range[1]) -%}
-            {{ exceptions.raise_compiler_error(where ~ ': a scored dataset needs `score_range: [lowest, highest]` (numbers, lowest < highest), e.g. score_range: [1, 10]; got: ' ~ score_range) }}
+        {%- if (scored or score_range is not none) and not (score_range is sequence and score_range is not string and score_range | length == 2
+                and score_range | select('number') | reject('boolean') | list | length == 2 and score_range[0] < score_range[1]) -%}
+            {{ return(registry_problem(where ~ ': a scored dataset needs `score_range: [lowest, highest]` (numbers, lowest < highest), e.g. score_range: [1, 10]; got: ' ~ score_range, report)) }}
         {%- endif -%}
         {%- set splits = e.get('splits') -%}
-        {%- if splits is not none and not (splits is sequence and splits is not string and splits | reject('string') | list | length == 0) -%}
-            {{ exceptions.raise_compiler_error(where ~ ': `splits` is a list of split names, e.g. splits: [train]; got: ' ~ splits) }}
+        {%- if splits is not none and not (splits is sequence and splits is not string and splits | length > 0 and splits | reject('string') | list | length == 0 and '' not in splits) -%}
+            {{ return(registry_problem(where ~ ': `splits` is a list of split names, e.g. splits: [train]; got: ' ~ splits, report)) }}
         {%- endif -%}
-        {%- if e.get('config') is not none and e.get('config') is not string -%}
-            {{ exceptions.raise_compiler_error(where ~ ': `config` is the name of one of the repo\'s configs (subsets), e.g. config: helpful-base; got: ' ~ e.get('config')) }}
+        {%- if e.get('config') is not none and not (e.get('config') is string and e.get('config')) -%}
+            {{ return(registry_problem(where ~ ': `config` is the name of one of the repo\'s configs (subsets), e.g. config: helpful-base; got: ' ~ e.get('config'), report)) }}
         {%- endif -%}
         {%- set pairing = e.get('pairing') or ('best_vs_lower' if e.get('shape') == 'rated_completions' else none) -%}
         {%- if e.get('shape') == 'rated_completions' and pairing not in ['best_vs_lower', 'all_pairs'] or e.get('shape') != 'rated_completions' and e.get('pairing') -%}
-            {{ exceptions.raise_compiler_error(where ~ ': `pairing` is best_vs_lower (default) or all_pairs, for shape rated_completions only; got: ' ~ e.get('pairing')) }}
+            {{ return(registry_problem(where ~ ': `pairing` is best_vs_lower (default) or all_pairs, for shape rated_completions only; got: ' ~ e.get('pairing'), report)) }}
         {%- endif -%}
         {%- do names.append(e.get('name')) -%}
         {%- do entries.append({
@@ -113,6 +119,23 @@
         }) -%}
     {%- endfor -%}
     {{ return(entries) }}
+{% endmacro %}
+
+{#- A wrong entry: stop the build with one line (`report`: return the line instead, for
+    extra_datasets_cases). -#}
+{% macro registry_problem(message, report) %}
+    {%- if not report -%}{{ exceptions.raise_compiler_error(message) }}{%- endif -%}
+    {{ return(message) }}
+{% endmacro %}
+
+{#- `dbt run-operation extra_datasets_cases --args '{cases: [[entry, ...], ...]}'` logs each
+    registry's verdict, one line each (`registry case <i>: ok` or the problem);
+    tests/python/test_fetch.py holds them to preftools.registry's. -#}
+{% macro extra_datasets_cases(cases) %}
+    {%- for case in cases -%}
+        {%- set found = extra_datasets(case, report=true) -%}
+        {%- do log('registry case ' ~ loop.index0 ~ ': ' ~ (found if found is string else 'ok'), info=True) -%}
+    {%- endfor -%}
 {% endmacro %}
 
 {#- The entries of some shapes. -#}

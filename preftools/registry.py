@@ -32,6 +32,11 @@ REQUIRED_COLUMNS = {
     "transcript": ("chosen", "rejected"),
     "rated_completions": ("prompt", "completions", "response", "rating"),
 }
+OPTIONAL_COLUMNS = {
+    "preference": ("prompt", "chosen_score", "rejected_score", "chosen_model", "rejected_model", "source"),
+    "transcript": ("source",),
+    "rated_completions": ("model", "source"),
+}
 KEYS = ("name", "hub_id", "shape", "splits", "config", "columns", "score_range", "pairing", "license")
 PAIRINGS = ("best_vs_lower", "all_pairs")
 BUILT_IN_NAMES = frozenset({"ultrafeedback", "code_ultrafeedback", "rever", *DATASETS_BY_KEY})
@@ -146,6 +151,10 @@ def _entry(index: int, raw: Any) -> Entry:
     missing = [c for c in REQUIRED_COLUMNS[shape] if c not in columns]
     if missing:
         fail("columns", f"has no {', '.join(missing)}", f"a {shape} entry maps {', '.join(REQUIRED_COLUMNS[shape])}")
+    unknown = [c for c in columns if c not in REQUIRED_COLUMNS[shape] + OPTIONAL_COLUMNS[shape]]
+    if unknown:
+        fail("columns", f"maps {', '.join(map(str, unknown))}, not a name of shape {shape}",
+             f"map {', '.join(REQUIRED_COLUMNS[shape] + OPTIONAL_COLUMNS[shape])}")
     for canonical, column in columns.items():
         paths = column if canonical == "rating" and isinstance(column, list) else [column]
         if not paths or not all(isinstance(p, str) and p for p in paths):
@@ -158,7 +167,12 @@ def _entry(index: int, raw: Any) -> Entry:
     config = raw.get("config")
     if config is not None and not (isinstance(config, str) and config):
         fail("config", f"is {config!r}", "give the config's name as a string (helpful-base)")
+    scores = [c for c in ("chosen_score", "rejected_score") if c in columns]
+    if shape == "preference" and len(scores) == 1:
+        fail("columns", f"maps {scores[0]} alone", "map both chosen_score and rejected_score, or neither")
     score_range = raw.get("score_range")
+    if (scores or shape == "rated_completions") and score_range is None:
+        fail("score_range", "is missing for a scored dataset", "give [lowest, highest] ([1, 10])")
     if score_range is not None and not (
             isinstance(score_range, list) and len(score_range) == 2
             and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in score_range)

@@ -222,6 +222,17 @@ def raw_file_rows(path: Path) -> list[dict]:
         return json.load(f)
 
 
+def operation_cases(macro: str, cases: list, label: str, tmp_path: Path) -> list[str]:
+    """What `dbt run-operation <macro> --args '{cases: [...]}'` logs for each case: its lines
+    `<label> <i>: <verdict>`, the verdicts in case order."""
+    import re
+
+    out = run_dbt(["run-operation", macro, "--args", json.dumps({"cases": cases})], tmp_path / "raw", ":memory:", tmp_path).output
+    found = {int(m.group(1)): m.group(2).strip() for m in re.finditer(rf"{re.escape(label)} (\d+): (.*)", out)}
+    assert sorted(found) == list(range(len(cases))), out[-3000:]
+    return [found[i] for i in range(len(cases))]
+
+
 def raw_rows(raw_dir: Path, key: str):
     """(file name, 0-based row number in the file, row) for every raw row of dataset ``key``, its
     files as the Hub picks them (preftools.hub_layout), each read by :func:`raw_file_rows`."""

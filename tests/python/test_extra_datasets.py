@@ -48,6 +48,59 @@ def test_content_key_is_what_was_judged():
     assert ref.content_key({**row, "p": "Hi!"}, e) != key and ref.content_key({**row, "r": "Bye"}, e) != key
 
 
+# ------------------------------------------------------------------------- the registry's rules
+# Entries, each with the key its problem names (None: valid). The build (macros/extra_datasets.sql)
+# and the fetcher (preftools/registry.py) check entries each on its own (the fetcher runs before
+# any dbt); both must give the same verdict.
+def _h4(**change):
+    entry = dict(next(e for e in yaml.safe_load(REGISTRY_FILE.read_text())["extra_datasets"] if e["name"] == "h4_ultrafeedback"))
+    return {k: v for k, v in {**entry, **change}.items() if v is not None}
+
+
+H4_COLUMNS = _h4()["columns"]
+REGISTRY_CASES = [
+    *[([e], None) for e in yaml.safe_load(REGISTRY_FILE.read_text())["extra_datasets"]],
+    ([_h4(shape="pairs")], "shape"),
+    ([_h4(hub_id="ultrafeedback_binarized")], "hub_id"),
+    ([_h4(name="ultrafeedback")], "name"),
+    ([_h4(name="H4")], "name"),
+    ([_h4(name="h4_flagged")], "name"),
+    ([_h4(name="h4", extra_key=1)], "extra_key"),
+    ([_h4(columns={"chosen": "chosen"})], "columns"),
+    ([_h4(columns={**H4_COLUMNS, "chosen_text": "x"})], "columns"),
+    ([_h4(columns={**H4_COLUMNS, "chosen": 3})], "columns"),
+    ([_h4(columns={k: v for k, v in H4_COLUMNS.items() if k != "rejected_score"})], "chosen_score"),
+    ([_h4(score_range=None)], "score_range"),
+    ([_h4(score_range=[10, 1])], "score_range"),
+    ([_h4(score_range=[True, 10])], "score_range"),
+    ([_h4(splits="train_prefs")], "splits"),
+    ([_h4(splits=[])], "splits"),
+    ([_h4(config="")], "config"),
+    ([_h4(config=3)], "config"),
+    ([_h4(pairing="all_pairs")], "pairing"),
+    ([_h4(), _h4()], "name"),
+    (["h4"], "mapping"),
+]
+
+
+def test_the_build_and_the_fetcher_judge_entries_alike(tmp_path):
+    from conftest import operation_cases
+    from preftools import registry
+
+    build = operation_cases("extra_datasets_cases", [c for c, _ in REGISTRY_CASES], "registry case", tmp_path)
+    for i, (case, key) in enumerate(REGISTRY_CASES):
+        try:
+            registry.extra_datasets({"extra_datasets": case})
+            fetcher = "ok"
+        except ValueError as exc:
+            fetcher = str(exc)
+        for who, verdict in (("build", build[i]), ("fetcher", fetcher)):
+            if key is None:
+                assert verdict == "ok", (who, case, verdict)
+            else:
+                assert verdict != "ok" and key in verdict and "extra_datasets entry" in verdict, (who, case, verdict)
+
+
 @pytest.mark.parametrize("value, want", [
     (4, 4.0), (4.5, 4.5), ("4", 4.0), (" 4.5 ", 4.5), ("-1", -1.0), ("1e0", 1.0), ("+2", 2.0), (".5", 0.5),
     ("N/A", None), ("", None), ("  ", None), ("four", None), ("4 stars", None), (None, None), (True, None),

@@ -702,7 +702,8 @@ def test_a_wrong_entry_is_one_line(tmp_path, vars_yaml, needles):
 
 
 @pytest.mark.parametrize("change, needles", [
-    ({"columns": {"prompt": "prompt", "chosen": "chosen", "rejected": "rejected", "chosen_score": "score_of_chosen"}},
+    ({"columns": {"prompt": "prompt", "chosen": "chosen", "rejected": "rejected", "chosen_score": "score_of_chosen",
+                  "rejected_score": "score_rejected"}},
      ["HuggingFaceH4/ultrafeedback_binarized (h4_ultrafeedback)", "column score_of_chosen is missing",
       "maps chosen_score to it", "train_prefs-00000-of-00001.parquet"]),
     ({"splits": ["train_prefs", "train_gen"]}, ["has no split train_gen", "its splits: test_prefs, train_prefs, train_sft",

@@ -5,11 +5,10 @@ Hub's layouts, a card with `configs:`, and the files that are never data."""
 from __future__ import annotations
 
 import json
-import re
 
 import pytest
 
-from conftest import REPO, run_dbt
+from conftest import REPO, operation_cases
 from preftools import hub_layout
 
 CARD_HH = """---
@@ -73,11 +72,7 @@ CASES = [
 
 
 def jinja_picks(tmp_path) -> list[list[dict]]:
-    args = json.dumps({"cases": [{k: v for k, v in c.items()} for c in CASES]})
-    out = run_dbt(["run-operation", "hub_layout_cases", "--args", args], tmp_path / "raw", ":memory:", tmp_path).output
-    found = {int(m.group(1)): json.loads(m.group(2)) for m in re.finditer(r"hub layout case (\d+): (\[.*\])", out)}
-    assert sorted(found) == list(range(len(CASES))), out[-3000:]
-    return [found[i] for i in range(len(CASES))]
+    return [json.loads(v) for v in operation_cases("hub_layout_cases", [dict(c) for c in CASES], "hub layout case", tmp_path)]
 
 
 def test_build_rule_agrees_with_the_datasets_library(tmp_path):

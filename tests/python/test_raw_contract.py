@@ -18,7 +18,6 @@ rejected before the build, one line per file and column, with the fix.
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
@@ -28,7 +27,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import REPO, generate_raw, run_dbt
+from conftest import REPO, generate_raw, operation_cases, run_dbt
 from preftools import contract as C
 from preftools.fetch import schema_problems
 
@@ -181,15 +180,8 @@ RULE_CASES = [
 
 def test_rule_on_pairs_of_types(tmp_path):
     """The macro's verdict on each (contract type, file type) pair, word for word."""
-    cases = [[expected, found] for expected, found, _ in RULE_CASES]
-    result = run_dbt(["run-operation", "raw_type_cases", "--args", json.dumps({"cases": cases})],
-                     tmp_path / "raw", tmp_path / "wh.duckdb", tmp_path)
-    got = {}
-    for line in result.output.splitlines():
-        if "raw type case " in line:
-            index, verdict = line.split("raw type case ", 1)[1].split(": ", 1)
-            got[int(index)] = verdict.strip()
-    assert got == {i: verdict for i, (_, _, verdict) in enumerate(RULE_CASES)}
+    got = operation_cases("raw_type_cases", [[expected, found] for expected, found, _ in RULE_CASES], "raw type case", tmp_path)
+    assert got == [verdict for _, _, verdict in RULE_CASES]
 
 
 @pytest.mark.parametrize("expected, found, verdict", RULE_CASES)
