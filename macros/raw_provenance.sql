@@ -6,7 +6,8 @@
     Per enabled dataset: its commit when the lock file has it and the dataset's data files
     (macros/raw_files.sql) still have the recorded repo paths and sizes (a re-fetch, a regeneration or a copied-in file
     shows as a difference; sha256 is not recomputed at build time); else "generated, seed N,
-    scale S" when the generator's manifest lists its files; else "unknown". The same for each
+    scale S" when the generator's manifest lists its files (UltraFeedback's ending ", overall_score
+    fixed" when generated as openbmb's fixed revision); else "unknown". The same for each
     `extra_datasets` entry (macros/extra_datasets.sql), by its hub_id: its lock entry is the one
     under its name, compared on the files the entry reads (its config and splits, by the Hub's
     rule over the lock's paths and over the local ones); "generated" when the generator's manifest
@@ -35,6 +36,9 @@
     {%- set generated = 'generated, seed ' ~ manifest.get('seed') ~ ', scale ' ~ manifest.get('scale')
         ~ ((', text length ' ~ manifest.get('text_length')) if manifest.get('text_length') not in (none, 1, 1.0) else '') -%}
 
+    {#- UltraFeedback generated as openbmb's fixed revision (preftools generate --ultrafeedback-revision fixed) -#}
+    {%- set planted = manifest.get('ultrafeedback_planted') if manifest.get('ultrafeedback_planted') is mapping else {} -%}
+    {%- set fixed = planted.get('revision') == 'fixed' -%}
     {%- set by_hub_id = {} -%}
     {%- set any_commit = [] -%}
     {%- for key, spec in raw_contract().items() if spec.group in groups -%}
@@ -43,7 +47,7 @@
             {%- do by_hub_id.update({spec.hub_id: entry.get('revision') | string}) -%}
             {%- do any_commit.append(key) -%}
         {%- elif key in generated_files -%}
-            {%- do by_hub_id.update({spec.hub_id: generated}) -%}
+            {%- do by_hub_id.update({spec.hub_id: generated ~ (', overall_score fixed' if key == 'ultrafeedback' and fixed else '')}) -%}
         {%- else -%}
             {%- do by_hub_id.update({spec.hub_id: 'unknown'}) -%}
         {%- endif -%}

@@ -94,12 +94,19 @@ def test_raw_revisions_says_only_what_it_knows(fetched, tmp_path):
         fh.write(b"edited after the fetch")
     uf = DATASETS_BY_KEY["ultrafeedback"].hub_id
 
+    fixed_raw = tmp_path / "fixed"  # generated as UltraFeedback's fixed revision: only the manifest is read
+    fixed_raw.mkdir()
+    manifest = json.loads((REPO / "sample_data" / "_generator_manifest.json").read_text())
+    manifest["ultrafeedback_planted"]["revision"] = "fixed"
+    (fixed_raw / "_generator_manifest.json").write_text(json.dumps(manifest))
+
     q = json.dumps  # a JSON string is a Jinja string literal
-    file_changed, subset, no_record, remote = raw_revisions_of([
+    file_changed, subset, no_record, remote, fixed = raw_revisions_of([
         q(str(changed_raw)),
         f"{q(str(changed_raw))}, groups=['ultrafeedback']",
         q(str(bare_raw)),
         q("hf://datasets"),
+        q(str(fixed_raw)),
     ], tmp_path)
     # A file changed since the fetch: that dataset is no longer attributed to its commit.
     assert json.loads(file_changed) == {d.hub_id: "unknown" if d is changed else hub.sha(d.hub_id) for d in DATASETS}
@@ -107,6 +114,9 @@ def test_raw_revisions_says_only_what_it_knows(fetched, tmp_path):
     assert json.loads(subset) == {uf: hub.sha(uf)}
     assert no_record == "unknown"
     assert remote.startswith("unknown (hf://datasets is read at build time"), remote
+    generated = f"generated, seed {manifest['seed']}, scale {manifest['scale']}, text length {manifest['text_length']}"
+    assert json.loads(fixed) == {d.hub_id: generated + (", overall_score fixed" if d.key == "ultrafeedback" else "")
+                                 for d in DATASETS}
 
 
 def test_generated_data_says_seed_and_scale(warehouse):
