@@ -133,6 +133,19 @@ extra_outcomes as (
 
 ),
 
+-- the `eval_sets` entries: every raw row is an item of eval_items
+eval_outcomes as (
+
+    select
+        eval_set as dataset_key,
+        'in_marts' as outcome,
+        'eval_items' as destination,
+        count(distinct item_id) as n_rows
+    from {{ ref('eval_items') }}
+    group by 1, 2, 3
+
+),
+
 outcomes as (
 
     {% for d in datasets %}
@@ -140,6 +153,8 @@ outcomes as (
     union all
     {% endfor %}
     select * from extra_outcomes
+    union all
+    select * from eval_outcomes
 
 ),
 
@@ -158,6 +173,8 @@ registry as (
     select dataset_key, hub_id from {{ ref('dataset_registry') }}
     union all
     select dataset as dataset_key, hub_id from {{ ref('extra_datasets') }}
+    union all
+    select eval_set as dataset_key, hub_id from {{ ref('eval_sets') }}
 
 ),
 

@@ -8,158 +8,26 @@
 -- whose groups the `datasets` var enables come first, then the `extra_datasets` entries in order.
 -- Every dataset's pairs get the same checks here, beside its own: identical_responses,
 -- empty_response, score_not_higher, duplicate_pair (an exact copy of an earlier pair of the same
--- dataset) and cross_dataset_duplicate (the same texts, lower-cased with white space collapsed, in
--- a dataset registered earlier; the first copy stays clean).
-{%- set parts = [] %}
+-- dataset), cross_dataset_duplicate (the same texts, lower-cased with white space collapsed, in
+-- a dataset registered earlier; the first copy stays clean) and eval_contamination (a user turn
+-- of the prompt matches an item of a registered eval set: contamination_matches).
 {%- set train_on_flagged = var('train_on_flagged_pairs', false) | string | lower in ['true', '1', 'yes'] %}
 
 with
 
-{% if dataset_enabled('ultrafeedback') -%}
-{%- do parts.append('ultrafeedback_pairs') %}
--- best rated vs its random alternate, when the alternate scores strictly lower
-ultrafeedback_pairs as (
-
-    select
-        'ultrafeedback' as dataset,
-        {{ preference_pair_id('ultrafeedback', 'prompt_id') }} as pair_id,
-        source,
-        prompt_id,
-        prompt,
-        chosen,
-        rejected,
-        chosen_model,
-        rejected_model,
-        chosen_score,
-        rejected_score,
-        score_kind,
-        score_margin,
-        margin,
-        dataset_flags as integrity_flags,
-        0 as registry_order
-    from {{ ref('int_ultrafeedback__pairs') }}
-
-),
-
-{% endif -%}
-{% if dataset_enabled('code_ultrafeedback') -%}
-{%- do parts.append('code_ultrafeedback_pairs') %}
--- the corrected pairs (valid integer ratings, chosen strictly higher)
-code_ultrafeedback_pairs as (
-
-    select
-        'code_ultrafeedback' as dataset,
-        {{ preference_pair_id('code_ultrafeedback', 'pair_id') }} as pair_id,
-        preference as source,
-        prompt_id,
-        prompt,
-        chosen,
-        rejected,
-        chosen_model,
-        rejected_model,
-        cast(chosen_rating as double) as chosen_score,
-        cast(rejected_rating as double) as rejected_score,
-        '{{ builtin_score_ranges()['code_ultrafeedback'].score_kind }}' as score_kind,
-        cast(score_margin as double) as score_margin,
-        margin,
-        dataset_flags as integrity_flags,
-        1 as registry_order
-    from {{ ref('int_code_ultrafeedback__pairs') }}
-
-),
-
-{% endif -%}
-{% if dataset_enabled('rever') -%}
-{%- do parts.append('rever_kept_pairs') %}
-rever_pairs as (
-
-    select * from {{ ref('int_rever__pairs') }}
-
-),
-
--- every break rever_integrity records for the pair's id (not_kept cannot concern a kept pair)
-rever_flags as (
-
-    select
-        id,
-        {{ sorted_distinct_list_agg('kind') }} as integrity_flags
-    from {{ ref('rever_integrity') }}
-    where id is not null and kind != 'not_kept'
-    group by id
-
-),
-
--- pairs the upstream retention rule keeps: the chosen response scores strictly higher
-rever_kept_pairs as (
-
-    select
-        'rever' as dataset,
-        {{ preference_pair_id('rever', 'rever_pairs.id') }} as pair_id,
-        rever_pairs.source,
-        rever_pairs.id as prompt_id,
-        {{ chat_messages([('user', 'rever_pairs.instruction')]) }} as prompt,
-        {{ chat_messages([('assistant', 'rever_pairs.chosen_response')]) }} as chosen,
-        {{ chat_messages([('assistant', 'rever_pairs.rejected_response')]) }} as rejected,
-        cast(null as {{ dbt.type_string() }}) as chosen_model,
-        cast(null as {{ dbt.type_string() }}) as rejected_model,
-        rever_pairs.chosen_score,
-        rever_pairs.rejected_score,
-        '{{ builtin_score_ranges()['rever'].score_kind }}' as score_kind,
-        rever_pairs.score_margin,
-        rever_pairs.margin,
-        coalesce(rever_flags.integrity_flags, {{ empty_string_list() }}) as integrity_flags,
-        2 as registry_order
-    from rever_pairs
-    left join rever_flags
-        on rever_pairs.id = rever_flags.id
-    where rever_pairs.kept
-
-),
-
-{% endif -%}
-{%- do parts.append('extra_pairs') %}
--- the registry's entries (models/intermediate/extra/), after the built-in datasets
-extra_pairs as (
-
-    select
-        dataset,
-        pair_id,
-        source,
-        prompt_id,
-        prompt,
-        chosen,
-        rejected,
-        chosen_model,
-        rejected_model,
-        chosen_score,
-        rejected_score,
-        score_kind,
-        score_margin,
-        margin,
-        dataset_flags as integrity_flags,
-        3 + registry_order as registry_order,
-        source_file,
-        source_row,
-        chosen_index,
-        rejected_index
-    from {{ ref('int_extra__pairs') }}
-
-),
-
 unioned as (
 
-    {% for part in parts %}
-    select
-        *
-        {%- if part != 'extra_pairs' %},
-        cast(null as {{ dbt.type_string() }}) as source_file,
-        cast(null as bigint) as source_row,
-        cast(null as bigint) as chosen_index,
-        cast(null as bigint) as rejected_index
-        {%- endif %}
-    from {{ part }}
-    {% if not loop.last %}union all{% endif %}
-    {% endfor %}
+    select * from {{ ref('int_preference_pairs__unioned') }}
+
+),
+
+-- the prompts of which a user turn matches an item of a registered eval set
+contaminated_prompts as (
+
+    select distinct
+        dataset,
+        prompt_id
+    from {{ ref('contamination_matches') }}
 
 ),
 
@@ -260,10 +128,13 @@ checked as (
             ('unioned.chosen_score <= unioned.rejected_score', 'score_not_higher'),
             ('ranked.copy_number > 1', 'duplicate_pair'),
             ('ranked.first_registry_order < unioned.registry_order', 'cross_dataset_duplicate'),
+            ('contaminated_prompts.prompt_id is not null', 'eval_contamination'),
         ]) }} as shared_flags
     from unioned
     inner join ranked
         on unioned.pair_id = ranked.pair_id
+    left join contaminated_prompts
+        on unioned.dataset = contaminated_prompts.dataset and unioned.prompt_id = contaminated_prompts.prompt_id
 
 ),
 

@@ -13,6 +13,10 @@
 {%- for e in extra_datasets() %}
     {%- do datasets.append((e.name, extra_dataset_files(e) if execute else [])) %}
 {%- endfor %}
+{#- the `eval_sets` entries (macros/eval_sets.sql), each its own key -#}
+{%- for e in eval_sets() %}
+    {%- do datasets.append((e.name, eval_set_files(e) if execute else [])) %}
+{%- endfor %}
 
 with
 
