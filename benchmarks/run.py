@@ -25,14 +25,17 @@ Steps, in one run:
 8. ``dbt run`` of only the marts the reference computes, with their parents, into a fresh
    file (the same work as the peer);
 9. ``dbt build`` again at the low memory_limit, only when it is not already the default;
-10. ``make test`` on a clean clone of the repo's HEAD (``--skip-make-test`` leaves it out): its
+10. ``dbt build`` with the seven eval sets of ``examples/eval_sets.yml`` registered (their
+    generated stand-ins, real sizes) into a fresh file: what decontamination adds to the build
+    (``--skip-eval-sets`` leaves it out);
+11. ``make test`` on a clean clone of the repo's HEAD (``--skip-make-test`` leaves it out): its
     own venv and pinned install, then the whole suite.
 
 Each step runs as a child process; its wall time, CPU time (user + system, from wait4) and
 peak RSS of the whole process tree (/proc sampled every 50 ms) are recorded. Results are
 printed as a table with the performance targets (1 the peer and the honesty check, 2 the build,
 3 the same work, each over the peer and over the writing peer, 4 VADER, 5 the rebuild,
-6 ``make test``, 7 peak RSS), and written to
+6 ``make test``, 7 peak RSS, 8 the build with the eval sets), and written to
 ``benchmarks/results/scale<scale>.json``, replacing the last result of that scale.
 
 Usage::
@@ -77,6 +80,8 @@ TARGET_SENTIMENT_OVER_PEER_VADER = 1.1  # 4. the VADER node, run alone / the pee
 TARGET_REBUILD_SECONDS = 10.0  # 5. dbt build again on unchanged data, wall
 TARGET_MAKE_TEST_SECONDS = 300.0  # 6. make test on a clean clone, wall, and green
 TARGET_PEAK_RSS_BYTES = 2 * 1024**3  # 7. peak RSS (process tree) of the dbt steps at default settings
+TARGET_EVAL_SETS_GROWTH = 1.15  # 8. dbt build with the example eval sets / without, wall (peak RSS as 7)
+EVAL_SETS_VARS = REPO / "examples" / "eval_sets.yml"
 SENTIMENT_MODEL = "int_ultrafeedback__critique_sentiment_scores"
 # target 7, second half: at SCALE=4 the build succeeds at default settings within these, against scale 1.0
 TARGET_GROWTH_SCALE = 4.0
@@ -600,6 +605,13 @@ def summarize(steps: dict[str, Measurement], raw_bytes: int | None = None, check
                 ok["make_test"].wall_seconds if "make_test" in ok else None, TARGET_MAKE_TEST_SECONDS, "s"),
         _target(7, f"peak RSS (process tree) of the dbt steps at memory_limit {limit}",
                 None if peak is None else round(peak / 1024**3, 3), TARGET_PEAK_RSS_BYTES / 1024**3, "GiB"),
+        _target(8, "dbt build with the example eval sets / without, wall", ratio("build_eval_sets", "build"),
+                TARGET_EVAL_SETS_GROWTH, "x"),
+        _target(8, "dbt build with the example eval sets / without, CPU",
+                ratio("build_eval_sets", "build", "cpu_seconds"), TARGET_EVAL_SETS_GROWTH, "x"),
+        _target(8, "peak RSS (process tree) of the build with the example eval sets",
+                round(ok["build_eval_sets"].peak_rss_bytes / 1024**3, 3) if "build_eval_sets" in ok else None,
+                TARGET_PEAK_RSS_BYTES / 1024**3, "GiB"),
     ]
     return summary
 
@@ -718,7 +730,8 @@ def run_bench(seed: int = 42, scale: float = 1.0, cache_dir: Path = REPO / "benc
               threads: str | None = None, memory_limit: str | None = None, low_memory_limit: str = "1GB",
               low_memory_build: bool = True, reference_variants: tuple[str, ...] = ("whole_rows",),
               raw_dir: Path | None = None, verbose: bool = True, rebuild: bool = False,
-              same_work: bool = False, with_peer: bool = True, with_make_test: bool = False) -> dict:
+              same_work: bool = False, with_peer: bool = True, with_make_test: bool = False,
+              eval_sets: bool = False) -> dict:
     """Run every step and return the report (also written as JSON under ``results_dir``)."""
     threads = threads or os.environ.get("DUCKDB_THREADS", "2")
     memory_limit = memory_limit or os.environ.get("DUCKDB_MEMORY_LIMIT", "1GB")
@@ -773,6 +786,11 @@ def run_bench(seed: int = 42, scale: float = 1.0, cache_dir: Path = REPO / "benc
         steps["build_low_memory"] = dbt_build(f"dbt build, memory_limit {low_memory_limit}", raw,
                                               work / "build_low_memory", threads, low_memory_limit)
         say(f"  {steps['build_low_memory'].wall_seconds:.1f} s, ok={steps['build_low_memory'].ok}")
+    if eval_sets:
+        say("dbt build with the example eval sets ...")
+        steps["build_eval_sets"] = dbt_build("dbt build, with the eval sets", raw, work / "build_eval_sets", threads,
+                                             memory_limit, args=("build", "--vars", EVAL_SETS_VARS.read_text()))
+        say(f"  {steps['build_eval_sets'].wall_seconds:.1f} s, ok={steps['build_eval_sets'].ok}")
     if with_make_test:
         say("make test on a clean clone of HEAD ...")
         steps["make_test"] = make_test(work)
@@ -818,6 +836,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="skip the second build into the same warehouse on unchanged data (target 5)")
     ap.add_argument("--skip-make-test", action="store_true",
                     help="leave out `make test` on a clean clone of HEAD (target 6; 5 to 9 minutes on 2 cores)")
+    ap.add_argument("--skip-eval-sets", action="store_true",
+                    help="leave out the build with the example eval sets registered (target 8)")
     ap.add_argument("--reference", choices=["both", "whole_rows", "projected"], default="whole_rows",
                     help="which reference variants to run (default: whole rows)")
     a = ap.parse_args(argv)
@@ -826,7 +846,7 @@ def main(argv: list[str] | None = None) -> int:
                        threads=a.threads, memory_limit=a.memory_limit, low_memory_limit=a.low_memory_limit,
                        low_memory_build=not a.skip_low_memory_build, reference_variants=variants,
                        rebuild=not a.skip_rebuild, same_work=not a.skip_same_work, with_peer=not a.skip_peer,
-                       with_make_test=not a.skip_make_test)
+                       with_make_test=not a.skip_make_test, eval_sets=not a.skip_eval_sets)
     steps_ok = all(s["returncode"] == 0 for k, s in report["steps"].items()
                    if k.startswith(("build", "peer", "sentiment", "make_test")))
     return 0 if report["checks_ok"] and steps_ok else 1

@@ -65,7 +65,7 @@ counted as (
         eval_sets.n_eval_items,
         coalesce(matched.n_eval_items_matched, 0) as n_eval_items_matched,
         case when eval_sets.n_eval_items > 0
-            then 100.0 * coalesce(matched.n_eval_items_matched, 0) / eval_sets.n_eval_items
+            then cast(100 as double) * coalesce(matched.n_eval_items_matched, 0) / eval_sets.n_eval_items
             else 0.0
         end as pct_eval_set_matched,
         coalesce(matched.n_prompts_matched, 0) as n_prompts_matched,
