@@ -1,4 +1,4 @@
-"""Deterministic sample-data generator for the five raw preference datasets (and stand-ins of the extra datasets).
+"""Deterministic sample-data generator: the five raw preference datasets, stand-ins of extra datasets and eval sets.
 
 Writes the datasets in the Hugging Face Hub layout that the warehouse reads from
 ``$RAW_DATA_DIR``, each as Parquet or JSON Lines (``--format``; by default as on the Hub:
@@ -7,7 +7,8 @@ ReVeR-Traces-Rubric a JSON Lines file at the root of its repo, the others Parque
     DIR/<org>/<dataset>/data/train-0000K-of-0000N.parquet
     DIR/<org>/<dataset>/train.jsonl[.gz]                         (JSON, one shard)
     DIR/<org>/<dataset>/data/train-0000K-of-0000N.jsonl[.gz]     (JSON, several shards)
-    DIR/_generator_manifest.json          (files, formats, row counts, planted quirks, integrity breaks)
+    DIR/_generator_manifest.json          (files, formats, row counts, planted quirks, integrity breaks,
+                                           planted contamination)
 
 for every dataset of :data:`preftools.contract.DATASETS`, with exactly the schemas of
 :mod:`preftools.contract`.  The data is synthetic but reproduces the quirks of the
@@ -57,10 +58,30 @@ RLHFlow/UltraFeedback-preference-standard, openbmb/UltraFeedback (JSON Lines per
 Anthropic/hh-rlhf (gzipped JSON Lines per folder), with planted quirks listed in the manifest
 under ``extra_datasets``.
 
+Stand-ins of the seven eval sets of examples/eval_sets.yml (:data:`EVAL_SETS`, by entry name;
+:mod:`.eval_sets`) are written too, in their Hub layouts, column names and types, the real sizes
+times the scale (at least 5 items), from their own random streams and text bank:
+truthfulqa/truthful_qa (generation and multiple_choice configs), openai/openai_humaneval,
+openai/gsm8k (main and socratic), HuggingFaceH4/mt_bench_prompts (two turns per prompt),
+tatsu-lab/alpaca_eval (one JSON array), google/IFEval (JSON Lines at the root) and
+allenai/reward-bench (the filtered split); the manifest's ``eval_sets`` lists each one's files, row
+counts, the files its entry reads and its number of items. Some of their items are planted in the
+training data by the rule of docs/decontamination.md (:mod:`.contamination`): exact copies,
+copies in other letter case and punctuation, copies inside a longer prompt, paraphrases just above
+and at or below the coverage threshold, short questions inside a prompt and scattered through one,
+HumanEval prompts as CodeUltraFeedback instructions, TruthfulQA questions as the instructions of
+UltraFeedback's truthful_qa rows, a GSM8K question as an H4 prompt and an MT-Bench follow-up as
+the second human turn of an hh-rlhf transcript; each in a row that forms a preference pair, listed
+in the manifest under ``contamination`` (dataset, hub_id, file, row, eval_set, item_id, turn, kind,
+expect_match, coverage). The eval texts share no 8-gram with a training text by chance, so the
+planted cases are the only matches. The eval sets are built whenever anything is generated (the
+planted items do not depend on which datasets are written).
+
 The package, by dataset: :mod:`.common` (random streams, the text bank, Arrow string
 helpers), :mod:`.ultrafeedback`, :mod:`.code_ultrafeedback` (with RLHFlow's script),
 :mod:`.rever`, :mod:`.writer` (the Parquet and JSON files), :mod:`.extra_common`,
-:mod:`.extra_pairs` and :mod:`.extra_openbmb` (the stand-ins); :func:`generate` here runs them in
+:mod:`.extra_pairs` and :mod:`.extra_openbmb` (the stand-ins), :mod:`.eval_sets` and
+:mod:`.contamination` (the eval sets and the planted cases); :func:`generate` here runs them in
 order and writes the manifest, ``__main__`` is the command line.
 
 Memory: every dataset is built and written a bounded chunk of rows at a time (UltraFeedback in
@@ -93,6 +114,8 @@ from preftools import contract
 from preftools.generate import bad_values
 from preftools.generate.code_ultrafeedback import generate_code_ultrafeedback, published_script_pairs
 from preftools.generate.common import GENERATOR_VERSION, MANIFEST_NAME, GenerationRun, TextBank
+from preftools.generate.contamination import plan_contamination
+from preftools.generate.eval_sets import EVAL_SETS, build_eval_sets, write_eval_sets
 from preftools.generate.extra_openbmb import generate_openbmb
 from preftools.generate.extra_pairs import cross_duplicates, generate_argilla, generate_h4, generate_hh, generate_rlhflow
 from preftools.generate.rever import REVER_SOURCE_P, REVER_UF_LINK_SHARE, generate_rever
@@ -116,7 +139,8 @@ from preftools.generate.writer import (
 )
 
 __all__ = [
-    "CHUNK_ROWS", "COMPRESSION", "CRITIQUE_TEMPLATES", "CRITIQUE_TEMPLATE_COMPOUND", "DEFAULT_FORMATS", "EXTRA_DATASETS",
+    "CHUNK_ROWS", "COMPRESSION", "CRITIQUE_TEMPLATES", "CRITIQUE_TEMPLATE_COMPOUND", "DEFAULT_FORMATS", "EVAL_SETS",
+    "EXTRA_DATASETS",
     "FORMATS", "GENERATOR_VERSION", "MANIFEST_NAME", "ROW_GROUP_ROWS", "SHARD_COUNT", "SHARD_ROWS", "TextBank",
     "ULTRAFEEDBACK_REVISIONS", "generate", "parse_formats", "published_script_pairs", "rows_at_scale",
 ]
@@ -151,9 +175,9 @@ def generate(out_dir: str | Path, seed: int = 42, scale: float = 0.01, progress:
     """Write the raw datasets under ``out_dir`` and return the manifest (also written as
     ``out_dir/_generator_manifest.json``).
 
-    ``datasets`` restricts the datasets written (keys of ``contract.DATASETS_BY_KEY`` and of
-    :data:`EXTRA_DATASETS`);
-    datasets that others depend on are still generated in memory.  ``text_length``
+    ``datasets`` restricts the datasets written (keys of ``contract.DATASETS_BY_KEY``, of
+    :data:`EXTRA_DATASETS` and of :data:`EVAL_SETS`); datasets that others depend on are still
+    generated in memory (the eval sets always: the training data holds their planted items).  ``text_length``
     scales the length of all free texts (used for the small bundled sample).  ``bad_rate``
     > 0 then plants every kind of bad value of :mod:`preftools.generate.bad_values` on that share of
     the rows (listed in the manifest under ``bad_values``).  ``formats`` chooses the file format
@@ -165,24 +189,30 @@ def generate(out_dir: str | Path, seed: int = 42, scale: float = 0.01, progress:
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    wanted = set(datasets) if datasets else set(contract.DATASETS_BY_KEY) | set(EXTRA_DATASETS)
-    unknown = wanted - set(contract.DATASETS_BY_KEY) - set(EXTRA_DATASETS)
+    wanted = set(datasets) if datasets else set(contract.DATASETS_BY_KEY) | set(EXTRA_DATASETS) | set(EVAL_SETS)
+    unknown = wanted - set(contract.DATASETS_BY_KEY) - set(EXTRA_DATASETS) - set(EVAL_SETS)
     if unknown:
         raise ValueError(f"unknown datasets: {sorted(unknown)}")
     if ultrafeedback_revision not in ULTRAFEEDBACK_REVISIONS:
         raise ValueError(f"unknown UltraFeedback revision {ultrafeedback_revision!r}; one of {ULTRAFEEDBACK_REVISIONS}")
     extras = wanted & set(EXTRA_DATASETS)
-    wanted -= extras
+    evals = wanted & set(EVAL_SETS)
+    wanted -= extras | evals
     file_formats = parse_formats(formats)
     counts = rows_at_scale(scale)
     started = time.perf_counter()
-    run = GenerationRun(out_dir=out, seed=seed, text_factor=float(text_length), bank=TextBank(seed),
-                        wanted=frozenset(wanted), progress=progress, formats=file_formats,
-                        ultrafeedback_revision=ultrafeedback_revision)
     manifest: dict[str, Any] = {
-        "generator_version": GENERATOR_VERSION, "seed": seed, "scale": scale, "text_length": run.text_factor,
+        "generator_version": GENERATOR_VERSION, "seed": seed, "scale": scale, "text_length": float(text_length),
         "rows": {}, "files": {}, "formats": {}, "rever_integrity_breaks": [],
     }
+    # the eval sets first: the training data holds their planted items (only the texts are kept)
+    eval_sets = build_eval_sets(seed, scale, float(text_length))
+    write_eval_sets(out, eval_sets, evals, manifest)
+    plan = plan_contamination(seed, eval_sets)
+    del eval_sets
+    run = GenerationRun(out_dir=out, seed=seed, text_factor=float(text_length), bank=TextBank(seed),
+                        wanted=frozenset(wanted), progress=progress, formats=file_formats,
+                        ultrafeedback_revision=ultrafeedback_revision, contamination=plan)
 
     # UltraFeedback first: ReVeR builds some of its pairs from its rows
     need_rever = bool(wanted & REVER_DATASETS)

@@ -20,7 +20,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--datasets", default=None,
                     help="comma-separated subset of: " + ",".join(contract.DATASETS_BY_KEY)
                     + " and the stand-ins of the extra datasets of examples/extra_datasets.yml: "
-                    + ",".join(preftools.generate.EXTRA_DATASETS))
+                    + ",".join(preftools.generate.EXTRA_DATASETS) + " and the stand-ins of the eval sets of "
+                    "examples/eval_sets.yml: " + ",".join(preftools.generate.EVAL_SETS))
     ap.add_argument("--text-length", type=float, default=1.0, help="factor on the length of free texts")
     ap.add_argument("--format", default=None, dest="formats",
                     help="file format per dataset, one of " + ", ".join(preftools.generate.FORMATS)
@@ -44,7 +45,9 @@ def main(argv: list[str] | None = None) -> int:
                         text_length=args.text_length, bad_rate=args.bad_rate, formats=formats,
                         ultrafeedback_revision=args.ultrafeedback_revision)
     extra_rows = {key: sum(extra["rows"].values()) for key, extra in manifest.get("extra_datasets", {}).items()}
-    print(json.dumps({"rows": manifest["rows"], "extra_dataset_rows": extra_rows,
+    eval_rows = {key: section["items"] for key, section in manifest.get("eval_sets", {}).items()}
+    print(json.dumps({"rows": manifest["rows"], "extra_dataset_rows": extra_rows, "eval_set_items": eval_rows,
+                      "contamination_cases": len(manifest.get("contamination", [])),
                       "rever_integrity_breaks": len(manifest["rever_integrity_breaks"]),
                       "seconds": manifest["seconds"]}, indent=1))
     return 0

@@ -173,7 +173,8 @@ def _eligible(row: dict, needs: str, clean_ids: set) -> bool:
 
 
 def _plant_dataset(out: Path, key: str, kinds: list[str], rate: float, seed: int,
-                   clean_ids: set, used_ids: set) -> list[dict]:
+                   clean_ids: set, used_ids: set, keep: set[tuple[str, int]]) -> list[dict]:
+    """``keep``: the rows (file relative to the repo, row) left as they are."""
     ds = C.DATASETS_BY_KEY[key]
     files = ds.data_files(out)
     tables = {p: read_file(p, ds.schema) for p in files}
@@ -203,6 +204,8 @@ def _plant_dataset(out: Path, key: str, kinds: list[str], rate: float, seed: int
         while got < want and cursor < n:
             path, row_number = locate(int(order[cursor]))
             cursor += 1
+            if (path.relative_to(ds.repo_dir(out)).as_posix(), row_number) in keep:
+                continue
             row = tables[path].slice(row_number, 1).to_pylist()[0]
             if not _eligible(row, needs, clean_ids) or (needs == "clean_pair" and row["id"] in used_ids):
                 continue
@@ -247,7 +250,9 @@ def plant(out_dir: str | Path, manifest: dict, rate: float, seed: int) -> list[d
         by_dataset[key].append(kind)
     for key, kinds in by_dataset.items():
         if key in manifest.get("rows", {}):
-            planted += _plant_dataset(out, key, kinds, rate, seed, clean_ids, used_ids)
+            # the rows of planted contamination stay as they are: the manifest's verdicts hold
+            keep = {(c["file"], c["row"]) for c in manifest.get("contamination", []) if c["dataset"] == key}
+            planted += _plant_dataset(out, key, kinds, rate, seed, clean_ids, used_ids, keep)
     # RLHFlow's file is the published script's output on the (modified) coseal rows
     code, standard = C.DATASETS_BY_KEY["code_ultrafeedback"], C.DATASETS_BY_KEY["code_ultrafeedback_standard"]
     if code.key in manifest.get("rows", {}) and standard.key in manifest.get("rows", {}):

@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from preftools import contract
+from preftools.generate import contamination
 from preftools.generate.common import (
     RATING_STR,
     GenerationRun,
@@ -217,10 +218,25 @@ def _stats(rows: list[dict]) -> dict:
     }
 
 
-def code_row_chunks(bank: TextBank, seed: int, n_rows: int, text_factor: float,
-                    chunk_rows: int) -> Iterator[list[dict]]:
+def contamination_rows(seed: int, ratings: np.ndarray, plan: CodeQuirkPlan,
+                       cases: list[contamination.Case]) -> dict[int, contamination.Case]:
+    """The rows the planted cases go to (at random, after every other draw): rows without a planted
+    quirk, not repeated by the next row, whose four ratings are valid and not all equal (so the
+    warehouse pairs them)."""
+    quirky = set().union(plan.empty_annotations, plan.missing_annotation, plan.forced_last_na,
+                         plan.forced_middle_na, plan.repeated_row, {row - 1 for row in plan.repeated_row})
+    valid = np.isin(ratings, RATING_STR).all(axis=1) & (ratings != ratings[:, :1]).any(axis=1)
+    candidates = [row for row in np.flatnonzero(valid).tolist() if row not in quirky]
+    rows = rng_for(seed, "contamination", "code").permutation(candidates)[: len(cases)]
+    return {int(row): case for row, case in zip(rows, cases)}
+
+
+def code_row_chunks(bank: TextBank, seed: int, n_rows: int, text_factor: float, chunk_rows: int,
+                    cases: list[contamination.Case] = (),
+                    placed: list[tuple[int, contamination.Case]] | None = None) -> Iterator[list[dict]]:
     """The coseal rows (as dicts in the schema's shape), ``chunk_rows`` at a time; all random
-    draws are made before the first chunk."""
+    draws are made before the first chunk. ``cases``: instructions to plant (the rows they go to,
+    with their case, are appended to ``placed``)."""
     rng = rng_for(seed, "code")
     n_preferences = len(contract.CODE_ULTRAFEEDBACK_PREFERENCES)
     preference = np.repeat(np.arange(n_preferences), int(math.ceil(n_rows / n_preferences)))[:n_rows]
@@ -230,6 +246,9 @@ def code_row_chunks(bank: TextBank, seed: int, n_rows: int, text_factor: float,
     ratings, annotation_order = _ratings(rng, n_rows)
     plan = _quirk_plan(rng, n_rows)
     _plant_invalid_ratings(rng, ratings)
+    planted = contamination_rows(seed, ratings, plan, list(cases))
+    if placed is not None:
+        placed.extend(sorted(planted.items()))
     previous: dict | None = None
     for first in range(0, n_rows, chunk_rows):
         stop = min(n_rows, first + chunk_rows)
@@ -239,6 +258,8 @@ def code_row_chunks(bank: TextBank, seed: int, n_rows: int, text_factor: float,
             previous = copy.deepcopy(previous) if i in plan.repeated_row else _row(
                 i, contract.CODE_ULTRAFEEDBACK_PREFERENCES[preference[i]], [CODE_MODELS[j] for j in models[i]],
                 ratings[i], list(annotation_order[i]), chunk_texts, plan)
+            if i in planted:
+                previous["instruction"] = planted[i].text
             chunk.append(previous)
         yield chunk
 
@@ -369,10 +390,13 @@ def generate_code_ultrafeedback(run: GenerationRun, n_rows: int, manifest: dict)
     missing_annotation: list[int] = []  # rows planted with 3 annotations (0-based, file order)
     repeated: list[int] = []  # rows that repeat the row before them (0-based, file order)
     last: list[dict | None] = [None]  # the last row of the chunk before
+    cases = run.contamination.cases(code.key) if run.contamination is not None else []
+    placed: list[tuple[int, contamination.Case]] = []
 
     def rows() -> Iterator[dict]:
         first = 0
-        for chunk in code_row_chunks(run.bank, run.seed, n_rows, run.text_factor, write_chunk_rows(code.key)):
+        for chunk in code_row_chunks(run.bank, run.seed, n_rows, run.text_factor, write_chunk_rows(code.key),
+                                     cases, placed):
             for name, count in _stats(chunk).items():
                 stats[name] = stats.get(name, 0) + count
             missing_annotation.extend(first + i for i, row in enumerate(chunk)
@@ -412,6 +436,8 @@ def generate_code_ultrafeedback(run: GenerationRun, n_rows: int, manifest: dict)
     if code_writer is not None:
         code_writer.finish()
         record_dataset(manifest, code.key, code_writer, n_rows)
+        for row, case in placed:
+            contamination.record(manifest, code.key, code.hub_id, *code_writer.locate(row), case)
     if pairs_writer is not None:
         pairs_writer.finish()
         record_dataset(manifest, standard.key, pairs_writer, n_pairs)

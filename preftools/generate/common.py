@@ -81,6 +81,8 @@ class GenerationRun:
     formats: dict[str, str]  # dataset key -> file format (preftools.generate.writer.FORMATS)
     # "original", or "fixed": UltraFeedback with openbmb's overall_score fix (ultrafeedback.overall_score_fix)
     ultrafeedback_revision: str = "original"
+    # the eval items to plant in the training data (contamination.ContaminationPlan); None: none
+    contamination: Any = None
 
 
 # ======================================================================================
@@ -299,12 +301,15 @@ class TextBank:
 
     ``sentences(...)`` returns texts of whole sentences ("Word word ... word. Word ...").
     ``phrases(...)`` returns lowercase word sequences without punctuation.
+    ``stream`` names the random stream of the corpus: the eval sets' stand-ins cut their texts
+    from a bank of their own (:mod:`.eval_sets`), so no eval text shares a sentence with a
+    training text by chance.
     """
 
     N_PHRASE_WORDS = 400_000
 
-    def __init__(self, seed: int, n_sentences: int = 150_000):
-        rng = rng_for(seed, "textbank")
+    def __init__(self, seed: int, n_sentences: int = 150_000, stream: str = "textbank"):
+        rng = rng_for(seed, stream)
         vocabulary = [w.encode() for w in WORDS]
         n_vocabulary = len(vocabulary)
         # token variants: 0 "w ", 1 "W ", 2 "w. "
@@ -375,6 +380,13 @@ class TextBank:
         start = self.sent_start[first]
         end = self.sent_start[first + n_sentences] - 1  # drop the trailing space
         return LazyStrings(n, lambda at: self._view(self.sent_buf, self._sent_pa, start[at], end[at]))
+
+    def runs(self, first: np.ndarray, n_sentences: np.ndarray) -> pa.Array:
+        """The texts of sentences ``first[i] .. first[i] + n_sentences[i] - 1``, one per ``i``."""
+        first, n_sentences = np.asarray(first, np.int64), np.asarray(n_sentences, np.int64)
+        assert len(first) == 0 or (first + n_sentences).max() <= self.n_sent
+        start, end = self.sent_start[first], self.sent_start[first + n_sentences] - 1  # (no trailing space)
+        return self._view(self.sent_buf, self._sent_pa, start, end)
 
     def long_text(self, rng: np.random.Generator, n: int, lo: int, hi: int, factor: float = 1.0) -> pa.Array:
         """Two independent slices joined by a blank line (keeps texts distinct)."""

@@ -5,11 +5,14 @@ argilla/ultrafeedback-binarized-preferences-cleaned, RLHFlow/UltraFeedback-prefe
 Rows without a planted quirk are clean pairs: distinct, non-empty responses, the chosen score
 strictly above the rejected one and within the entry's score_range. A planted row has exactly one
 quirk (:data:`H4_QUIRKS` ...); the donors of one stand-in are the pairs the next repeats (H4 ->
-argilla with other letter case and white space, argilla -> RLHFlow exactly)."""
+argilla with other letter case and white space, argilla -> RLHFlow exactly). Planted contamination
+(:mod:`.contamination`), in clean pairs: a GSM8K question as an H4 prompt, an MT-Bench follow-up as
+the second human turn of an hh-rlhf transcript."""
 
 from __future__ import annotations
 
 import copy
+import hashlib
 import itertools
 from dataclasses import dataclass
 
@@ -17,7 +20,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from preftools.generate import biases
+from preftools.generate import biases, contamination
 from preftools.generate.common import GenerationRun, concat, n_planted, rng_for, segments, take_strings
 from preftools.generate.extra_common import (
     ASSISTANT,
@@ -43,6 +46,27 @@ from preftools.generate.extra_common import (
 from preftools.generate.ultrafeedback import UF_MODELS, UF_SOURCES, UF_SYSTEM_PROMPTS
 
 CROSS_RATE = 0.001  # share of an entry's rows that repeat a pair of the stand-in before it
+CONTAMINATION = "contamination"
+
+
+def _contamination_rows(run: GenerationRun, key: str, n: int, taken: list[np.ndarray],
+                        eligible: np.ndarray | None = None) -> tuple[list[contamination.Case], QuirkPlan]:
+    """The planted cases of stand-in ``key`` (:mod:`.contamination`) and the rows they go to, at random
+    among the ``eligible`` rows of its file (default: all) not ``taken`` (by a planted quirk, a
+    duplicate's source, a donor)."""
+    cases = run.contamination.cases(key) if run.contamination is not None else []
+    free = np.ones(n, bool) if eligible is None else eligible.copy()
+    for rows in taken:
+        free[rows] = False
+    rows = rng_for(run.seed, "contamination", key).permutation(np.flatnonzero(free))[: len(cases)]
+    return cases[: len(rows)], QuirkPlan({CONTAMINATION: np.sort(rows)})
+
+
+def _record_contamination(manifest: dict, stand_in: StandIn, path: str, cases: list[contamination.Case],
+                          plan: QuirkPlan) -> None:
+    for row, case in zip(plan.rows[CONTAMINATION], cases):
+        contamination.record(manifest, stand_in.key, stand_in.hub_id, path, int(row), case)
+
 
 # --------------------------------------------------------------------------------------
 # HuggingFaceH4/ultrafeedback_binarized
@@ -151,13 +175,23 @@ def generate_h4(run: GenerationRun, scale: float, manifest: dict, write: bool, n
     rows = H4.rows(scale)
     plan = plan_quirks(rng_for(run.seed, "extra", "h4", "plan"), rows[H4_TRAIN], H4_QUIRKS, n_donors=n_donors)
     donors: list[Donor] = []
+    cases, planted = _contamination_rows(run, H4.key, rows[H4_TRAIN],
+                                         [*plan.rows.values(), plan.donors, list(plan.duplicate_source.values())])
+
+    def contaminate(row: dict, k: int) -> dict:
+        """The prompt an eval item (:mod:`.contamination`), in every column that holds it."""
+        row["prompt"] = cases[k].text
+        row["prompt_id"] = hashlib.sha256(cases[k].text.encode()).hexdigest()
+        for side in ("chosen", "rejected", "messages"):
+            row[side][0]["content"] = cases[k].text
+        return row
 
     def tables(path: str, index: int, first: int, count: int) -> pa.Table:
         rng = rng_for(run.seed, "extra", "h4", path, index)
         table = _h4_rows(run, rng, count)
         if path != H4_TRAIN:
             return table
-        table = apply_plan(table, first, plan, H4_EDITS)
+        table = apply_plan(apply_plan(table, first, plan, H4_EDITS), first, planted, {CONTAMINATION: contaminate})
         donors.extend(Donor(r["prompt"], r["chosen"][1]["content"], r["rejected"][1]["content"], r["score_chosen"],
                             r["score_rejected"]) for r in take_rows(table, first, plan.donors))
         return table
@@ -166,6 +200,7 @@ def generate_h4(run: GenerationRun, scale: float, manifest: dict, write: bool, n
                    copies={"data/train_sft-00000-of-00001.parquet": H4_TRAIN})
     if write:
         record_planted(manifest, H4.key, _planted(plan, H4_TRAIN), donor_rows=_rows_of(plan.donors, H4_TRAIN))
+        _record_contamination(manifest, H4, H4_TRAIN, cases, planted)
     return donors
 
 
@@ -448,17 +483,30 @@ def _human_turns(rng: np.random.Generator, n: int) -> np.ndarray:
     return rng.choice(len(HUMAN_TURNS_P), n, p=HUMAN_TURNS_P) + 1
 
 
+def _second_human_turn(transcript: str, text: str) -> str:
+    """The transcript with the text of its second human turn replaced."""
+    start = transcript.find(HUMAN, transcript.find(HUMAN) + 1) + len(HUMAN)
+    return transcript[:start] + text + transcript[transcript.find(REPLY, start):]
+
+
 def generate_hh(run: GenerationRun, scale: float, manifest: dict, write: bool) -> None:
     rows = HH.rows(scale)
     plan_rng = rng_for(run.seed, "extra", "hh", "plan")
     humans = _human_turns(plan_rng, rows[HH_TRAIN])
     plan = plan_quirks(plan_rng, rows[HH_TRAIN], HH_QUIRKS, eligible={"differ_before_last_turn": humans > 1})
     multi_turn = {"rows_multi_turn": 0}
+    # an eval item (an MT-Bench follow-up) as the second human turn of a transcript with two or more
+    cases, planted = _contamination_rows(run, HH.key, rows[HH_TRAIN],
+                                         [*plan.rows.values(), list(plan.duplicate_source.values())], humans > 1)
+
+    def contaminate(row: dict, k: int) -> dict:
+        return {side: _second_human_turn(row[side], cases[k].text) for side in ("chosen", "rejected")}
 
     def tables(path: str, index: int, first: int, count: int) -> pa.Table:
         rng = rng_for(run.seed, "extra", "hh", path, index)
         if path == HH_TRAIN:
             table = apply_plan(_hh_rows(run, rng, humans[first: first + count]), first, plan, HH_EDITS)
+            table = apply_plan(table, first, planted, {CONTAMINATION: contaminate})
         else:
             table = _hh_rows(run, rng, _human_turns(rng, count))
         if path in HH.entry_files:
@@ -469,6 +517,7 @@ def generate_hh(run: GenerationRun, scale: float, manifest: dict, write: bool) -
     write_stand_in(run, scale, HH, HH_SCHEMA, tables, manifest, write)
     if write:
         record_planted(manifest, HH.key, _planted(plan, HH_TRAIN), **multi_turn)
+        _record_contamination(manifest, HH, HH_TRAIN, cases, planted)
 
 
 # --------------------------------------------------------------------------------------

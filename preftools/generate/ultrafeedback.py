@@ -12,6 +12,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from preftools import contract
+from preftools.generate import contamination
 from preftools.generate.common import (
     RATING_STR,
     GenerationRun,
@@ -21,6 +22,7 @@ from preftools.generate.common import (
     n_planted,
     prefixed_by_source,
     progress_bar,
+    replace_at,
     rng_for,
     segments,
     take_strings,
@@ -629,6 +631,68 @@ def _links(rows: ChunkRows, link_rows: np.ndarray, instruction: pa.Array, respon
 
 
 # ======================================================================================
+# planted contamination
+# ======================================================================================
+def forms_pair(completions: list[dict]) -> bool:
+    """The warehouse pairs the row: every completion has a valid rating and no invalid one, and their
+    mean ratings are not all equal (so the best rated has an alternate rated strictly lower)."""
+    means = []
+    for completion in completions:
+        ratings = [aspect["Rating"] for aspect in completion["annotations"].values()]
+        valid = [int(r) for r in ratings if r in RATING_STR]
+        if not valid or any(r not in RATING_STR and r != "N/A" for r in ratings):
+            return False
+        means.append(sum(valid) / len(valid))
+    return len(means) > 1 and max(means) > min(means)
+
+
+class ContaminationPlanting:
+    """The planted cases of :mod:`.contamination` in UltraFeedback's instructions. The cases of a
+    source (target ``ultrafeedback/<source>``) take, in row order from a random row of the first half
+    of the source's block, its rows with four completions and no planted quirk (neither copied nor
+    copied from, no ReVeR pair built from them) that form a pair (:func:`forms_pair`); the
+    TruthfulQA questions take such rows of the truthful_qa block from its first row on. Rows change
+    after every random draw of their chunk, so the other rows (and ReVeR's pairs) stay as they are."""
+
+    def __init__(self, run: GenerationRun, plan: UltraFeedbackPlan, link_rows: np.ndarray):
+        self.free = (plan.completions_per_row == MODELS_PER_ROW) & ~plan.is_planted
+        for rows in (plan.duplicate_instruction_source, plan.duplicate_row_source, link_rows):
+            self.free[rows] = False
+        self.source_index = plan.source_index
+        self.queues: dict[int, list[contamination.Case]] = {}
+        self.start: dict[int, int] = {}
+        rng = rng_for(run.seed, "contamination", "ultrafeedback")
+        for k, source in enumerate(UF_SOURCES):
+            target = f"ultrafeedback/{source}"
+            cases = run.contamination.cases(target) if run.contamination is not None else []
+            rows = np.flatnonzero(self.free & (self.source_index == k))
+            if not cases or not len(rows):
+                continue
+            self.queues[k] = cases
+            first_half = 1 if target == contamination.TRUTHFUL_QA_SOURCE else (len(rows) + 1) // 2
+            self.start[k] = int(rows[rng.integers(0, first_half)])
+        self.placed: list[tuple[int, contamination.Case]] = []  # (row, case)
+
+    def plant(self, table: pa.Table, first_row: int) -> pa.Table:
+        """The chunk ``table`` (rows ``first_row ..``) with the cases its rows take."""
+        edits: dict[int, str] = {}
+        for k, queue in self.queues.items():
+            at = np.arange(first_row, first_row + table.num_rows)
+            for row in at[self.free[at] & (self.source_index[at] == k) & (at >= self.start[k])]:
+                if not queue:
+                    break
+                if forms_pair(table.column("completions")[int(row - first_row)].as_py()):
+                    case = queue.pop(0)
+                    edits[int(row - first_row)] = case.text
+                    self.placed.append((int(row), case))
+        if not edits:
+            return table
+        column = table.schema.get_field_index("instruction")
+        return table.set_column(column, table.schema.field(column),
+                                replace_at(table.column(column).combine_chunks(), edits))
+
+
+# ======================================================================================
 # the dataset
 # ======================================================================================
 def generate_ultrafeedback(run: GenerationRun, n_rows: int, plan: UltraFeedbackPlan, link_rows: np.ndarray,
@@ -641,6 +705,7 @@ def generate_ultrafeedback(run: GenerationRun, n_rows: int, plan: UltraFeedbackP
     stats = UltraFeedbackStats()
     wrong_picks: list[dict] = []
     links: list[UltraFeedbackLink] = []
+    planting = ContaminationPlanting(run, plan, link_rows)
     n_chunks = max(1, math.ceil(n_rows / CHUNK_ROWS))
     try:
         for chunk_index in progress_bar(range(n_chunks), n_chunks, key, run.progress):
@@ -651,7 +716,7 @@ def generate_ultrafeedback(run: GenerationRun, n_rows: int, plan: UltraFeedbackP
             stats.add(chunk.stats)
             wrong_picks.extend(chunk.wrong_picks)
             if writer is not None:
-                writer.write(chunk.table)
+                writer.write(planting.plant(chunk.table, first_row))
             del chunk
         if writer is not None:
             writer.finish()
@@ -660,6 +725,8 @@ def generate_ultrafeedback(run: GenerationRun, n_rows: int, plan: UltraFeedbackP
             writer.close()
     if writer is not None:
         record_dataset(manifest, key, writer, n_rows)
+        for row, case in planting.placed:
+            contamination.record(manifest, key, writer.dataset.hub_id, *writer.locate(row), case)
     manifest["ultrafeedback_planted"] = {
         "revision": run.ultrafeedback_revision,
         **asdict(stats),

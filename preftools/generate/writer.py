@@ -282,6 +282,13 @@ class ShardedWriter:
             self._writer = None
             self._shard = None
 
+    def locate(self, row: int) -> tuple[str, int]:
+        """The file a row of the dataset is in (relative to the repo folder, posix) and its 0-based row there."""
+        assert self.paths is not None, "finish() first"
+        shard = self._shard_of(row)
+        start = shard * SHARD_ROWS[self.dataset.key] if self._bounds is None else ([0] + self._bounds)[shard]
+        return PurePosixPath(self.paths[shard].relative_to(self.repo_dir)).as_posix(), row - start
+
     def relative_paths(self) -> list[str]:
         """The files written, relative to the output folder (posix)."""
         assert self.paths is not None, "finish() first"
