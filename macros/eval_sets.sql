@@ -79,7 +79,8 @@
 {% endmacro %}
 
 {#- `dbt run-operation eval_sets_cases --args '{cases: [[entry, ...], ...]}'` logs each
-    registry's verdict, one line each (`registry case <i>: ok` or the problem). -#}
+    registry's verdict, one line each (`registry case <i>: ok` or the problem);
+    tests/python/test_fetch.py holds them to preftools.registry's. -#}
 {% macro eval_sets_cases(cases) %}
     {%- for case in cases -%}
         {%- set found = eval_sets(case, report=true) -%}
@@ -110,7 +111,7 @@
                 ~ ' (its splits: ' ~ (all_files | map(attribute='split') | unique | join(', ')) ~ ') -- fix `splits` in the entry') }}
         {%- endif -%}
         {{ exceptions.raise_compiler_error(where ~ ': no data file (Parquet, JSON or CSV in a Hub layout' ~ (', config ' ~ entry.config if entry.config else '')
-            ~ ') under ' ~ raw_data_dir() ~ '/' ~ entry.hub_id ~ ' -- fetch it with `make fetch FETCH_ARGS="--vars <the file with your eval_sets>"`, or remove the entry') }}
+            ~ ') under ' ~ raw_data_dir() ~ '/' ~ entry.hub_id ~ ' -- check `hub_id` (the folder under RAW_DATA_DIR), fetch it with `make fetch FETCH_ARGS="--vars <the file with your eval_sets>"`, or remove the entry') }}
     {%- endif -%}
     {%- set spec = {'columns': {}} -%}
     {%- for field in entry.fields -%}{%- do spec.columns.update({field: none}) -%}{%- endfor -%}

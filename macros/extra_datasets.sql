@@ -251,7 +251,7 @@
                 {%- do problems.append(where ~ ': no data file of split(s) ' ~ (e.splits | join(', ')) ~ ' under ' ~ raw_data_dir() ~ '/' ~ e.hub_id
                     ~ ' (its splits: ' ~ (all_files | map(attribute='split') | unique | join(', ')) ~ ') -- fix `splits` in the entry') -%}
             {%- else -%}
-                {%- do problems.append(where ~ ': no data file (Parquet or JSON in a Hub layout' ~ (', config ' ~ e.config if e.config else '') ~ ') under '
+                {%- do problems.append(where ~ ': no data file (Parquet, JSON or CSV in a Hub layout' ~ (', config ' ~ e.config if e.config else '') ~ ') under '
                     ~ raw_data_dir() ~ '/' ~ e.hub_id ~ ' -- fetch it with `python -m preftools.fetch --raw-data-dir ' ~ raw_arg
                     ~ ' --vars <the file with your extra_datasets>`, or remove the entry') -%}
             {%- endif -%}
@@ -264,9 +264,8 @@
             {%- endif -%}
             {%- set kinds_seen = {} -%}
             {%- for f in files -%}
-                {%- set reader = 'read_parquet' if f.format == 'parquet' else 'read_json' -%}
                 {%- set found = {} -%}
-                {%- for row in run_query('describe select * from ' ~ reader ~ '(' ~ sql_string(f.full) ~ ')').rows -%}
+                {%- for row in run_query('describe select * from ' ~ raw_file_reader(f)).rows -%}
                     {%- do found.update({row[0]: raw_type_tree(row[1])}) -%}
                 {%- endfor -%}
                 {%- for problem in extra_file_problems(e, found) -%}

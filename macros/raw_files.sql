@@ -1,20 +1,21 @@
 {#- Which files of a raw dataset the build reads, and how it reads them.
 
     A dataset is a local copy of its Hub repo, RAW_DATA_DIR/<org>/<dataset>/, laid out as on the
-    Hub. Its data files are Parquet or JSON (JSON Lines or one JSON array per file; .json, .jsonl,
-    optionally .gz or .zst), chosen as the Hub chooses them: the card's `configs:` / `data_files`
+    Hub. Its data files are Parquet, JSON (JSON Lines or one JSON array per file; .json, .jsonl) or
+    CSV (.csv, a header row first), JSON and CSV optionally .gz or .zst, chosen as the Hub chooses them: the card's `configs:` / `data_files`
     (README.md front matter) when it has them, else the Hub's default patterns
     (macros/hub_patterns.sql), the first that match: data/<split>-0000k-of-0000n.parquet,
     <config>/<split>-*.parquet, default/<split>/0000.parquet, <split>.jsonl, ...
     preftools/hub_layout.py applies the same rule in Python with the datasets library (the fetcher
-    uses it); tests/python/test_hub_layout.py checks that the two agree.
+    uses it), and reads a file with the same DuckDB call (raw_file_reader, duckdb_reader there);
+    tests/python/test_hub_layout.py checks that the two agree.
 
     raw_dataset_files(hub_id) -> [{path: repo path, full: path to read, split, format}] (RAW_DATA_DIR,
                                  or the folder `raw_dir`)
     raw_files_relation(key)   -> a subquery of every row of dataset `key` (preftools/contract.py):
                                  the file's columns plus filename (the file's repo path) and
-                                 file_row_number (0-based row in the file), the same for Parquet
-                                 and JSON. source() returns it for the raw sources. -#}
+                                 file_row_number (0-based row in the file), the same for Parquet,
+                                 JSON and CSV. source() returns it for the raw sources. -#}
 
 {% macro raw_dataset_files(hub_id, config=none, raw_dir=none) %}
     {%- set repo = (raw_dir or raw_data_dir()) ~ '/' ~ hub_id -%}
@@ -43,14 +44,33 @@
     {{ return(found) }}
 {% endmacro %}
 
-{#- "parquet", "json", or none for a file the build does not read. -#}
+{#- "parquet", "json", "csv", or none for a file the build does not read. -#}
 {% macro hub_file_format(path) %}
     {%- set name = path | lower -%}
     {%- if name.endswith('.parquet') -%}{{ return('parquet') }}{%- endif -%}
     {%- for suffix in ['.json', '.jsonl', '.json.gz', '.jsonl.gz', '.json.zst', '.jsonl.zst'] -%}
         {%- if name.endswith(suffix) -%}{{ return('json') }}{%- endif -%}
     {%- endfor -%}
+    {%- for suffix in ['.csv', '.csv.gz', '.csv.zst'] -%}
+        {%- if name.endswith(suffix) -%}{{ return('csv') }}{%- endif -%}
+    {%- endfor -%}
     {{ return(none) }}
+{% endmacro %}
+
+{#- The DuckDB call that reads data file `f` ({full, format}): read_parquet, read_json, or
+    read_csv with the first row as the column names and every column as text; `options` (e.g.
+    'filename = true') are added to the call. -#}
+{% macro raw_file_reader(f, options=none) %}
+    {%- set settings = {'parquet': [], 'json': [], 'csv': ['header = true', 'all_varchar = true']}[f.format] -%}
+    {{ return('read_' ~ f.format ~ '(' ~ ([sql_string(f.full)] + settings + ([options] if options else [])) | join(', ') ~ ')') }}
+{% endmacro %}
+
+{#- Spark: the path-based source of data file `f`, ``parquet.`<file>` ``, ``json.`<file>` `` or
+    ``csv.`<file>` `` with the options that read it as DuckDB does (a header row, quoted fields
+    over several lines, "" for a quote inside one; every column a string). -#}
+{% macro spark_file_source(f) %}
+    {%- set options = " with ('header' = 'true', 'multiLine' = 'true', 'escape' = '\"')" if f.format == 'csv' else '' -%}
+    {{ return(f.format ~ '.' ~ spark_path(f.full) ~ options) }}
 {% endmacro %}
 
 {#- The data files among `paths` (repo paths, sorted), split by split in the order the card or the
@@ -263,7 +283,7 @@
     {%- set files = raw_dataset_files(spec.hub_id) -%}
     {%- if not files -%}
         {{ exceptions.raise_compiler_error('no data file for ' ~ spec.hub_id ~ ' under ' ~ raw_data_dir() ~ '/' ~ spec.hub_id
-            ~ ' (Parquet or JSON in a Hub layout; docs/raw-data.md)') }}
+            ~ ' (Parquet, JSON or CSV in a Hub layout; docs/raw-data.md)') }}
     {%- endif -%}
     {%- set selects = adapter.dispatch('raw_files_selects', 'preference_warehouse')(files, spec) -%}
     {{ return('(\n' ~ (selects | join('\n' ~ adapter.dispatch('union_all_by_name', 'preference_warehouse')() ~ '\n')) ~ '\n)') }}
@@ -275,9 +295,9 @@
 
 {#- DuckDB: all Parquet files in one read_parquet (one scan keeps DuckDB's pushdown of the struct
     fields a model reads: through a UNION it would read whole structs), file_row_number from the
-    reader; a JSON file's rows numbered in file order by WITH ORDINALITY (read_json has no
-    file_row_number), one select per JSON file. `filename` is the file's repo path (the path read
-    without RAW_DATA_DIR/<org>/<dataset>/), so no table depends on where the raw folder is. -#}
+    reader; a JSON or CSV file's rows numbered in file order by WITH ORDINALITY (read_json and
+    read_csv have no file_row_number), one select per file. `filename` is the file's repo path (the
+    path read without RAW_DATA_DIR/<org>/<dataset>/), so no table depends on where the raw folder is. -#}
 {% macro default__raw_files_selects(files, spec) %}
     {%- set parquet = [] -%}
     {%- set selects = [] -%}
@@ -287,9 +307,9 @@
         {%- do selects.append('select * replace (' ~ repo_path ~ ') from read_parquet([' ~ (parquet | join(', '))
             ~ '], filename = true, file_row_number = true, union_by_name = true)') -%}
     {%- endif -%}
-    {%- for f in files if f.format == 'json' -%}
-        {%- do selects.append('select * exclude (ordinality) replace (' ~ repo_path ~ '), ordinality - 1 as file_row_number from read_json('
-            ~ sql_string(f.full) ~ ', filename = true) with ordinality') -%}
+    {%- for f in files if f.format != 'parquet' -%}
+        {%- do selects.append('select * exclude (ordinality) replace (' ~ repo_path ~ '), ordinality - 1 as file_row_number from '
+            ~ raw_file_reader(f, 'filename = true') ~ ' with ordinality') -%}
     {%- endfor -%}
     {{ return(selects) }}
 {% endmacro %}
@@ -301,26 +321,31 @@
 {% endmacro %}
 
 {#- Spark: `filename` the file's repo path, as on DuckDB; `_metadata.row_index` for Parquet; JSON
-    rows numbered in the order Spark reads them (one file's splits in file order). -#}
+    and CSV rows numbered in the order Spark reads them (one file's splits in file order). -#}
 {% macro spark_raw_file_select(f, spec) %}
     {%- set name = "'" ~ (f.path | replace("'", "\\'")) ~ "'" -%}
     {%- set quoted = [] -%}
     {%- for c in spec.columns.keys() -%}{%- do quoted.append('`' ~ (c | replace('`', '``')) ~ '`') -%}{%- endfor -%}
     {%- set columns = quoted | join(', ') -%}
     {%- if f.format == 'parquet' -%}
-        {{ return('select ' ~ columns ~ ', ' ~ name ~ ' as filename, _metadata.row_index as file_row_number from parquet.' ~ spark_path(f.full)) }}
+        {{ return('select ' ~ columns ~ ', ' ~ name ~ ' as filename, _metadata.row_index as file_row_number from ' ~ spark_file_source(f)) }}
     {%- else -%}
         {{ return('select ' ~ columns ~ ', ' ~ name ~ ' as filename, row_number() over (order by _read_order) - 1 as file_row_number'
-            ~ ' from (select *, monotonically_increasing_id() as _read_order from json.' ~ spark_path(f.full) ~ ')') }}
+            ~ ' from (select *, monotonically_increasing_id() as _read_order from ' ~ spark_file_source(f) ~ ')') }}
     {%- endif -%}
 {% endmacro %}
 
 {#- `dbt run-operation hub_layout_cases --args '{cases: [{paths: [...], card: "..."}, ...]}'` logs
-    the files the rule picks for each case, one JSON line each (`hub layout case <i>: [...]`);
+    the files the rule picks for each case, each with the DuckDB call that reads it (its repo path
+    as the path), one JSON line each (`hub layout case <i>: [...]`);
     tests/python/test_hub_layout.py holds them against preftools.hub_layout. -#}
 {% macro hub_layout_cases(cases) %}
     {%- for case in cases -%}
-        {%- set picked = hub_resolve(case.paths | sort, case.get('card'), case.get('config'), 'case ' ~ loop.index0) -%}
+        {%- set picked = [] -%}
+        {%- for f in hub_resolve(case.paths | sort, case.get('card'), case.get('config'), 'case ' ~ loop.index0) -%}
+            {%- do picked.append({'path': f.path, 'split': f.split, 'format': f.format,
+                                  'reader': raw_file_reader({'full': f.path, 'format': f.format})}) -%}
+        {%- endfor -%}
         {%- do log('hub layout case ' ~ loop.index0 ~ ': ' ~ tojson(picked), info=True) -%}
     {%- endfor -%}
 {% endmacro %}

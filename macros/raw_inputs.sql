@@ -1,5 +1,5 @@
 {#- Checks run before anything is built (on-run-start): every enabled dataset has data files under
-    RAW_DATA_DIR in a Hub layout (Parquet or JSON, macros/raw_files.sql), and every file carries the contract's columns in types that
+    RAW_DATA_DIR in a Hub layout (Parquet, JSON or CSV, macros/raw_files.sql), and every file carries the contract's columns in types that
     hold the same values (the rule of preftools/contract.py, raw_type_problem below; staging
     casts them back with raw_columns_as_contract). All problems are collected and reported
     together, one line each, naming the dataset, the file, the column and what to do; nothing
@@ -93,7 +93,7 @@
             if complete else ' (no dataset group is complete there)' -%}
         {%- for key in missing -%}
             {%- do problems.append(
-                'missing dataset ' ~ contract[key].hub_id ~ ' (group ' ~ contract[key].group ~ '): no data file (Parquet or JSON in a Hub layout) under '
+                'missing dataset ' ~ contract[key].hub_id ~ ' (group ' ~ contract[key].group ~ '): no data file (Parquet, JSON or CSV in a Hub layout) under '
                 ~ raw_dir ~ '/' ~ contract[key].hub_id ~ ' -- ' ~ fetch ~ build
             ) -%}
         {%- endfor -%}
@@ -112,8 +112,7 @@
             {%- set expected_trees = {} -%}
             {%- for f in files -%}
                 {%- set file = f.full -%}
-                {%- set reader = 'read_parquet' if f.format == 'parquet' else 'read_json' -%}
-                {%- set described = run_query('describe select * from ' ~ reader ~ '(' ~ sql_string(file) ~ ')') -%}
+                {%- set described = run_query('describe select * from ' ~ raw_file_reader(f)) -%}
                 {%- set found = {} -%}
                 {%- for row in described.rows -%}{%- do found.update({row[0]: row[1]}) -%}{%- endfor -%}
                 {%- for column, expected in spec.columns.items() -%}

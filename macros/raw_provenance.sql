@@ -8,23 +8,25 @@
     shows as a difference; sha256 is not recomputed at build time); else "generated, seed N,
     scale S" when the generator's manifest lists its files (UltraFeedback's ending ", overall_score
     fixed" when generated as openbmb's fixed revision); else "unknown". The same for each
-    `extra_datasets` entry (macros/extra_datasets.sql), by its hub_id: its lock entry is the one
-    under its name, compared on the files the entry reads (its config and splits, by the Hub's
-    rule over the lock's paths and over the local ones); "generated" when the generator's manifest
-    has a stand-in of its hub_id (`extra_datasets` section). The column holds
+    `extra_datasets` entry (macros/extra_datasets.sql) and each `eval_sets` entry
+    (macros/eval_sets.sql), by its hub_id: its lock entry is the one under its name, compared on
+    the files the entry reads (its config and splits, by the Hub's rule over the lock's paths and
+    over the local ones); "generated" when the generator's manifest has a stand-in of its hub_id
+    (its `extra_datasets` or `eval_sets` section). The column holds
       a JSON object {"<hub_id>": "<commit or text>", ...} when any dataset has a commit,
       else the one text they share ("generated, seed 42, scale 0.01", "unknown"),
       else (mixed) the JSON object.
     A remote RAW_DATA_DIR (hf://datasets) is read at build time at whatever the Hub serves:
     "unknown (...)". Paths only ever reach SQL as quoted literals. -#}
 
-{#- raw_dir, groups and entries default to RAW_DATA_DIR, the `datasets` var and the
-    `extra_datasets` entries (arguments for tests). -#}
-{% macro raw_revisions(raw_dir=none, groups=none, entries=none) %}
+{#- raw_dir, groups, entries and eval_entries default to RAW_DATA_DIR, the `datasets` var, the
+    `extra_datasets` entries and the `eval_sets` entries (arguments for tests). -#}
+{% macro raw_revisions(raw_dir=none, groups=none, entries=none, eval_entries=none) %}
     {%- if not execute -%}{{ return('') }}{%- endif -%}
     {%- set raw_dir = raw_dir or raw_data_dir() -%}
     {%- set groups = groups or enabled_dataset_groups() -%}
     {%- set entries = extra_datasets() if entries is none else entries -%}
+    {%- set eval_entries = eval_sets() if eval_entries is none else eval_entries -%}
     {%- if '://' in raw_dir -%}
         {{ return('unknown (' ~ raw_dir ~ ' is read at build time; the revision is not recorded)') }}
     {%- endif -%}
@@ -53,12 +55,13 @@
         {%- endif -%}
     {%- endfor -%}
 
-    {%- set stand_ins = manifest.get('extra_datasets') if manifest.get('extra_datasets') is mapping else {} -%}
     {%- set generated_hub_ids = [] -%}
-    {%- for section in stand_ins.values() if section is mapping and section.get('files') -%}
-        {%- do generated_hub_ids.append(section.get('hub_id')) -%}
+    {%- for kind in ['extra_datasets', 'eval_sets'] if manifest.get(kind) is mapping -%}
+        {%- for section in manifest.get(kind).values() if section is mapping and section.get('files') -%}
+            {%- do generated_hub_ids.append(section.get('hub_id')) -%}
+        {%- endfor -%}
     {%- endfor -%}
-    {%- for e in entries -%}
+    {%- for e in entries + eval_entries -%}
         {%- set entry = locked.get(e.name) -%}
         {%- if entry is mapping and entry.get('revision') and entry.get('hub_id', e.hub_id) == e.hub_id
                 and raw_entry_files_match_lock(raw_dir, e, entry) -%}
@@ -97,10 +100,10 @@
     {{ return(expected | length > 0 and found == expected) }}
 {% endmacro %}
 
-{#- Are the files an `extra_datasets` entry reads (extra_dataset_files: its config and splits)
-    exactly the ones its lock entry records for them, by repo path and size? The lock's paths go
-    through the same rule (raw_entry_resolve), so a lock of more splits than the entry reads still
-    matches. -#}
+{#- Are the files an `extra_datasets` or `eval_sets` entry reads (its config and splits) exactly
+    the ones its lock entry records for them, by repo path and size? The local paths and the lock's
+    go through the same rule (raw_entry_resolve), so a lock of more splits than the entry reads
+    still matches. -#}
 {% macro raw_entry_files_match_lock(raw_dir, e, entry) %}
     {%- set repo = raw_dir ~ '/' ~ e.hub_id -%}
     {%- set sizes = {} -%}
@@ -114,7 +117,10 @@
     {%- for f in raw_entry_resolve(sizes.keys() | list | sort, card, e) -%}
         {%- do expected.update({f.path: sizes[f.path]}) -%}
     {%- endfor -%}
-    {%- set files = extra_dataset_files(e) -%}
+    {%- set files = [] -%}
+    {%- for f in raw_entry_resolve(paths, card, e) -%}
+        {%- do files.append({'path': f.path, 'full': repo ~ '/' ~ f.path}) -%}
+    {%- endfor -%}
     {%- set found = adapter.dispatch('raw_provenance_sizes', 'preference_warehouse')(files) if files else {} -%}
     {{ return(expected | length > 0 and found == expected) }}
 {% endmacro %}

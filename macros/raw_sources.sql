@@ -1,5 +1,5 @@
 {#- `source()` for the raw datasets, on every engine: a subquery over the files the Hub's rule picks
-    in RAW_DATA_DIR/<org>/<dataset>/ (macros/raw_files.sql), Parquet or JSON, each row with the
+    in RAW_DATA_DIR/<org>/<dataset>/ (macros/raw_files.sql), Parquet, JSON or CSV, each row with the
     file's repo path (`filename`) and its 0-based row number in the file (`file_row_number`).
     The builtin is always called too, so lineage (sources in the DAG, docs, exposures) is dbt's own.
     Not dbt-duckdb's `external_location`: which files a source reads is the Hub's rule (the card's

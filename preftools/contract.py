@@ -146,7 +146,7 @@ class RawDataset:
         return self.repo_dir(raw_data_dir) / "data"
 
     def data_files(self, raw_data_dir: str | Path) -> list[Path]:
-        """The repo's data files (Parquet or JSON, any Hub layout; :mod:`preftools.hub_layout`)."""
+        """The repo's data files (Parquet, JSON or CSV, any Hub layout; :mod:`preftools.hub_layout`)."""
         from preftools.hub_layout import local_data_files
 
         repo = self.repo_dir(raw_data_dir)

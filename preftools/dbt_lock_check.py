@@ -45,12 +45,14 @@ from dbt.adapters.duckdb.plugins import BasePlugin
 from dbt_common.exceptions import DbtRuntimeError
 
 from preftools.cli import disk_note, mount_point, one_line, project_path
+from preftools.hub_layout import duckdb_reader, file_format
 from preftools.warehouse import invalid_resource_setting, is_lock_error, lock_holder
 
 _NO_SPACE = "No space left on device"
 _WRITTEN_FILE = re.compile(r"""["'](?P<path>[^"']+)["']\s*:?\s*No space left on device""")
-# the files of a raw reader call: read_parquet('<file>' ...), read_json('<file>' ...) or read_parquet(['<file>', ...] ...)
-_READ_RAW = re.compile(r"read_(?:parquet|json)\(\s*(?P<args>\[[^\]]*\]|'(?:[^']|'')*')", re.IGNORECASE)
+# the files of a raw reader call: read_parquet('<file>' ...), read_json('<file>' ...), read_csv('<file>' ...) or
+# read_parquet(['<file>', ...] ...)
+_READ_RAW = re.compile(r"read_(?:parquet|json|csv)\(\s*(?P<args>\[[^\]]*\]|'(?:[^']|'')*')", re.IGNORECASE)
 _QUOTED = re.compile(r"'((?:[^']|'')*)'")
 
 
@@ -120,11 +122,11 @@ def disk_full_message(error: str, warehouse: str | None = None) -> str | None:
 
 
 def unreadable_file(path: str) -> str | None:
-    """Why DuckDB cannot read every row and column of the raw data file ``path`` (Parquet, else
-    JSON), or None if it can."""
+    """Why DuckDB cannot read every row and column of the raw data file ``path`` (Parquet, JSON or
+    CSV, read as the build reads it), or None if it can."""
     try:
         with duckdb.connect() as con:
-            relation = con.read_parquet(path) if path.lower().endswith(".parquet") else con.read_json(path)
+            relation = con.sql(f"select * from {duckdb_reader(path, file_format(path) or 'json')}")
             for _ in relation.to_arrow_reader(65536):
                 pass
     except duckdb.Error as exc:  # any failure of DuckDB to read is the answer (not a bug of ours)
@@ -134,9 +136,10 @@ def unreadable_file(path: str) -> str | None:
 
 
 def raw_globs(sql: str) -> list[str]:
-    """The raw files a failed ``sql`` may have read: its own ``read_parquet(...)``/``read_json(...)``
-    calls; when it has none, it read the raw files through the staging views (their SQL names the
-    files, not the failed statement), so every raw dataset's data files under ``RAW_DATA_DIR``."""
+    """The raw files a failed ``sql`` may have read: its own ``read_parquet(...)``/``read_json(...)``/
+    ``read_csv(...)`` calls; when it has none, it read the raw files through the staging views (their
+    SQL names the files, not the failed statement), so every raw dataset's data files under
+    ``RAW_DATA_DIR``."""
     globs = [q.replace("''", "'") for m in _READ_RAW.finditer(sql or "") for q in _QUOTED.findall(m["args"])]
     raw = os.environ.get("RAW_DATA_DIR") or "sample_data"  # the default of macros/raw_inputs.sql
     if globs or "://" in raw:

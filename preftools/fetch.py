@@ -8,22 +8,22 @@ Each dataset lands as a copy of its Hub repo, keeping the repo's own paths, unde
 ``$RAW_DATA_DIR/<org>/<dataset>/``. Which files are downloaded is decided the way the Hub decides
 which files hold a dataset's data (:mod:`preftools.hub_layout`): the revision is resolved to a
 commit, the repo is listed at that commit, its card (README.md) is read, and the data files are
-the Parquet and JSON files the card's ``configs:``/``data_files`` name, else those the Hub's
+the Parquet, JSON and CSV files the card's ``configs:``/``data_files`` name, else those the Hub's
 default patterns find (``data/train-*.parquet``, ``train.jsonl``, ...). Exactly those files and the
 card are downloaded at that commit, so the build, applying the same rule to the local folder,
-reads the same files. Where the repo has no data file the build can read (none, or only CSV and
-other formats), the Hub's own Parquet conversion is used instead: revision ``refs/convert/parquet``,
-resolved to its commit, files ``<config>/<split>/NNNN.parquet`` of the default config (``default/``
-or the only config folder); one line on stdout says so. Files of an earlier fetch of the same
+reads the same files. Where the repo has no data file the build can read (none, or only text, TSV
+and other formats), the Hub's own Parquet conversion is used instead: revision
+``refs/convert/parquet``, resolved to its commit, files ``<config>/<split>/NNNN.parquet`` of the
+default config (``default/`` or the only config folder); one line on stdout says so. Files of an earlier fetch of the same
 dataset (as its lock entry lists them) that the new fetch does not include are removed, also said
 in one line. Re-running skips files already there at that commit.
 
 Checks after the download: every Parquet footer against the schema in :mod:`preftools.contract`
-(types compared leniently, as DuckDB reads them); every JSON file's columns, as DuckDB's
-``read_json`` infers them, must include the contract's columns by name (their types are left to
-the build's raw contract check, macros/raw_inputs.sql); the sizes and LFS sha256 the Hub lists;
-and that the local folder resolves to exactly the files downloaded (a left-over file the build
-would read too is reported).
+(types compared leniently, as DuckDB reads them); every JSON or CSV file's columns, as DuckDB's
+reader gives them (:func:`preftools.hub_layout.duckdb_reader`), must include the contract's columns
+by name (their types are left to the build's raw contract check, macros/raw_inputs.sql); the sizes
+and LFS sha256 the Hub lists; and that the local folder resolves to exactly the files downloaded (a
+left-over file the build would read too is reported).
 
 Provenance: ``$RAW_DATA_DIR/fetch.lock.json`` records, per dataset, the revision asked for, the
 commit it resolved to, where the files came from (``source``: ``repo`` or ``refs/convert/parquet``)
@@ -38,7 +38,9 @@ Extra datasets: every entry of the dbt var ``extra_datasets`` (:mod:`preftools.r
 dbt_project.yml, overridden by ``--vars`` as dbt's ``--vars`` takes it, YAML text or a file) is
 fetched too, the same way, keyed by its name: the Hub's rule with the entry's ``config``, only the
 files of its ``splits``. Instead of the contract's schema, the columns the entry maps (for
-rated_completions its prompt and completions columns) must be in every file.
+rated_completions its prompt and completions columns) must be in every file. The entries of the
+var ``eval_sets`` (the benchmarks of docs/decontamination.md) are fetched the same way, keyed by
+their names, their ``fields`` being the columns every file must have.
 
 Errors are reported as one line per problem on stderr and exit code 2; no tracebacks
 (set ``PREFTOOLS_DEBUG=1`` to get one for an unexpected error).
@@ -64,8 +66,9 @@ from urllib.parse import urlsplit, urlunsplit
 from preftools import registry
 from preftools.cli import EXIT_ERROR, HF_LOGIN_HINT, error, one_line, os_error_message, run
 from preftools.contract import ACCEPTED_LEAF_TYPES, DATASETS, DATASETS_BY_KEY, RawDataset, duckdb_types
-from preftools.hub_layout import CARD_NAME, LayoutError, card_configs, choose_config, file_format, local_data_files, resolve
-from preftools.registry import Entry
+from preftools.hub_layout import (CARD_NAME, LayoutError, card_configs, choose_config, duckdb_reader, file_format,
+                                  local_data_files, resolve)
+from preftools.registry import Entry, Registered
 
 DEFAULT_RAW_DATA_DIR = "data/raw"
 CONVERT_REF = "refs/convert/parquet"  # the Hub's automatic Parquet conversion of a dataset
@@ -81,9 +84,9 @@ datasets (key: Hub id):
 {chr(10).join(f"  {d.key:<28} {d.hub_id}" for d in DATASETS)}
 
 What is downloaded: the data files of each repo, decided as the Hub decides (the card's
-`configs:`/data_files, else the Hub's default patterns; Parquet or JSON), plus its card
+`configs:`/data_files, else the Hub's default patterns; Parquet, JSON or CSV), plus its card
 (README.md), at the commit the revision resolves to, into <dir>/<org>/<dataset>/ under the
-repo's own paths. A repo without Parquet or JSON data files is fetched from the Hub's Parquet
+repo's own paths. A repo without Parquet, JSON or CSV data files is fetched from the Hub's Parquet
 conversion instead ({CONVERT_REF}, <config>/<split>/NNNN.parquet of the default config), and
 the output says so. Files of an earlier fetch that the new one does not include are removed.
 
@@ -107,6 +110,11 @@ examples of examples/extra_datasets.yml:
   (python -m preftools.fetch --vars examples/extra_datasets.yml --datasets h4_ultrafeedback,hh_helpful)
 then build with the same vars:  dbt build --vars "$(cat examples/extra_datasets.yml)"
 
+Eval sets: the entries of the dbt var eval_sets (docs/decontamination.md) are fetched the same way,
+keyed by their names, and must have the columns their `fields` name. The seven benchmarks of
+examples/eval_sets.yml:
+  make fetch FETCH_ARGS="--vars examples/eval_sets.yml"
+
 No fetch needed on a machine with internet and DuckDB's httpfs extension:
 RAW_DATA_DIR=hf://datasets makes dbt read the data files straight from the Hub
 (e.g. RAW_DATA_DIR=hf://datasets dbt build).
@@ -121,7 +129,7 @@ class FetchError(Exception):
         self.global_ = global_
 
 
-Dataset = RawDataset | Entry  # a built-in dataset of the contract, or an entry of extra_datasets
+Dataset = RawDataset | Registered  # a built-in dataset of the contract, or an entry of extra_datasets or eval_sets
 
 
 @dataclass
@@ -144,7 +152,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         prog="preftools fetch",
         description=(
             "Download the upstream preference datasets from the Hugging Face Hub into "
-            "RAW_DATA_DIR/<org>/<dataset>/ (the data files the Hub reads, Parquet or JSON, in the repo's "
+            "RAW_DATA_DIR/<org>/<dataset>/ (the data files the Hub reads, Parquet, JSON or CSV, in the repo's "
             "own layout) and check their schemas against preftools/contract.py."
         ),
         epilog=EPILOG,
@@ -158,8 +166,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--datasets",
         default=None,
-        help="comma-separated datasets to fetch: keys listed below, or names of extra_datasets entries "
-        "(default: all five and every entry)",
+        help="comma-separated datasets to fetch: keys listed below, or names of extra_datasets or eval_sets "
+        "entries (default: all five and every entry)",
     )
     parser.add_argument(
         "--revision",
@@ -181,15 +189,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default=None,
         metavar="YAML_OR_FILE",
         help="dbt vars as `dbt --vars` takes them, YAML text or a YAML file, over dbt_project.yml's: its "
-        "extra_datasets entries are fetched too (e.g. --vars examples/extra_datasets.yml)",
+        "extra_datasets and eval_sets entries are fetched too (e.g. --vars examples/eval_sets.yml)",
     )
     args = parser.parse_args(argv)
 
     try:
-        args.extras = registry.extra_datasets(registry.load_vars(args.vars))
+        dbt_vars = registry.load_vars(args.vars)
+        args.entries = [*registry.extra_datasets(dbt_vars), *registry.eval_sets(dbt_vars)]
     except (OSError, ValueError) as exc:
         parser.error(_one_line(exc))
-    known = {**DATASETS_BY_KEY, **{e.name: e for e in args.extras}}
+    known = {**DATASETS_BY_KEY, **{e.name: e for e in args.entries}}
     keys = None
     if args.datasets is not None:
         keys = [k.strip() for k in args.datasets.split(",") if k.strip()]
@@ -233,12 +242,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         if keys is None:
             if unregistered:
                 parser.error(f"--lock {args.lock} has entries for {', '.join(unregistered)}, which are not in "
-                             "extra_datasets; pass the --vars that register them, or --datasets to leave them out")
+                             "extra_datasets or eval_sets; pass the --vars that register them, or --datasets to leave them out")
             keys = in_lock
         for key in in_lock:
             locked_hub_id = args.lock_data["datasets"][key].get("hub_id")
-            if key in keys and isinstance(known[key], Entry) and locked_hub_id != known[key].hub_id:
-                parser.error(f"--lock {args.lock}: {key} is {locked_hub_id}, but its extra_datasets entry says "
+            if key in keys and isinstance(known[key], Registered) and locked_hub_id != known[key].hub_id:
+                parser.error(f"--lock {args.lock}: {key} is {locked_hub_id}, but its {known[key].var} entry says "
                              f"{known[key].hub_id}")
         missing = [k for k in keys if k not in in_lock]
         if missing:
@@ -247,7 +256,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         not_selected = [k for k in args.pinned if k not in keys]
         if not_selected:
             parser.error(f"--revision names {', '.join(not_selected)}, which --datasets does not select")
-    everything = [*DATASETS, *args.extras]  # contract order, then the registry's
+    everything = [*DATASETS, *args.entries]  # contract order, then the registries' (extra datasets, eval sets)
     args.selected = everything if keys is None else [d for d in everything if d.key in keys]
     return args
 
@@ -316,7 +325,8 @@ def read_lock(path: Path) -> dict:
         if ds is None and not (registry.NAME_RE.fullmatch(str(key)) and isinstance(entry, dict)
                                and registry.HUB_ID_RE.fullmatch(str(entry.get("hub_id", "")))):
             raise FetchError(f"lock file {path}: unknown dataset key {key!r} (not a built-in key, and no hub_id of an "
-                             f"extra dataset); valid keys: {', '.join(DATASETS_BY_KEY)} or extra_datasets names")
+                             f"extra dataset or eval set); valid keys: {', '.join(DATASETS_BY_KEY)} or names of "
+                             "extra_datasets or eval_sets entries")
         if not isinstance(entry, dict) or not COMMIT_RE.fullmatch(str(entry.get("revision", ""))):
             raise FetchError(f"lock file {path}: {key} has no 40-hex commit in \"revision\"")
         if ds is not None and entry.get("hub_id", ds.hub_id) != ds.hub_id:
@@ -367,16 +377,17 @@ def lock_entry(ds: Dataset, raw_data_dir: Path, plan: "Plan") -> dict:
     requested_revision  the revision asked for (branch, tag or commit; "main" by default)
     requested_commit    the commit requested_revision resolved to (main's commit for `make fetch`)
     source              "repo" (the files of requested_commit) or "refs/convert/parquet" (the Hub's
-                        Parquet conversion, used when the repo has no Parquet or JSON data files)
+                        Parquet conversion, used when the repo has no Parquet, JSON or CSV data files)
     revision            the commit the files were downloaded at: requested_commit for "repo", the
                         conversion branch's commit for "refs/convert/parquet"
     endpoint            the Hub's address (HF_ENDPOINT without credentials)
     card                {path: "README.md", size, sha256} of the card downloaded beside the data, or null
     files               the data files, {path (repo path), size, sha256}, in the Hub's order
-    config, splits      (extra datasets only) the entry's config and splits (null: the default, all)
+    config, splits      (extra datasets and eval sets only) the entry's config and splits (null: the
+                        default, all)
     """
     repo_dir = ds.repo_dir(raw_data_dir)
-    extra = {"config": ds.config, "splits": list(ds.splits) if ds.splits else None} if isinstance(ds, Entry) else {}
+    extra = {"config": ds.config, "splits": list(ds.splits) if ds.splits else None} if isinstance(ds, Registered) else {}
     return {
         "hub_id": ds.hub_id,
         "requested_revision": plan.requested_revision,
@@ -392,7 +403,8 @@ def lock_entry(ds: Dataset, raw_data_dir: Path, plan: "Plan") -> dict:
 
 def files_on_disk_match(key: str, raw_data_dir: Path, entry: dict) -> bool:
     """Does the local copy of dataset ``key`` still resolve to the data files its lock ``entry``
-    records, with the same sizes? (An extra dataset's by the config and splits the entry records.)"""
+    records, with the same sizes? (An extra dataset's or eval set's by the config and splits the entry
+    records.)"""
     ds = DATASETS_BY_KEY.get(key)
     repo_dir = raw_data_dir / (ds.hub_id if ds is not None else str(entry.get("hub_id")))
     try:
@@ -487,7 +499,7 @@ def _endpoint() -> str:
 
 def _hub_id_source(ds: Dataset) -> str:
     """Where the dataset's Hub id is written (to check it)."""
-    return f"hub_id of the extra_datasets entry {ds.key}" if isinstance(ds, Entry) else "the Hub id in preftools/contract.py"
+    return f"hub_id of the {ds.var} entry {ds.key}" if isinstance(ds, Registered) else "the Hub id in preftools/contract.py"
 
 
 def describe_error(exc: BaseException, ds: Dataset, revision: str, local_dir: Path) -> FetchError:
@@ -664,23 +676,27 @@ def schema_problems(expected, actual) -> list[str]:
     return problems
 
 
-def _json_columns(path: Path) -> list[str]:
-    """The columns DuckDB's read_json infers for a JSON / JSON Lines file (compressed or not)."""
+def _file_columns(path: Path, fmt: str) -> list[str]:
+    """The columns of a data file: a Parquet file's footer, else as DuckDB's reader (the build's:
+    :func:`duckdb_reader`) gives them for a JSON / JSON Lines or CSV file (compressed or not)."""
     import duckdb
+    import pyarrow.parquet as pq
 
+    if fmt == "parquet":
+        return pq.read_schema(path).names
     with duckdb.connect() as con:
-        return [row[0] for row in con.execute("describe select * from read_json(?)", [str(path)]).fetchall()]
+        return [row[0] for row in con.execute(f"describe select * from {duckdb_reader(str(path), fmt)}").fetchall()]
 
 
 def verify_dataset(ds: Dataset, repo_dir: Path, files: list[str]) -> list[str]:
     """Check the data files just downloaded (repo paths under ``repo_dir``) against the contract:
-    a Parquet footer's columns and types (leniently, as DuckDB reads them); a JSON file's columns as
-    DuckDB infers them, by name only (their types are checked by the build, macros/raw_inputs.sql).
-    One message per problem (without the dataset prefix). An extra dataset's files must have the
-    columns its entry maps (:func:`entry_column_problems`)."""
+    a Parquet footer's columns and types (leniently, as DuckDB reads them); a JSON or CSV file's
+    columns as DuckDB reads them, by name only (their types are checked by the build,
+    macros/raw_inputs.sql). One message per problem (without the dataset prefix). An extra
+    dataset's or eval set's files must have the columns its entry names (:func:`entry_column_problems`)."""
     import pyarrow.parquet as pq
 
-    if isinstance(ds, Entry):
+    if isinstance(ds, Registered):
         return entry_column_problems(ds, repo_dir, files)
     problems: list[str] = []
     by_problem: dict[str, list[Path]] = defaultdict(list)
@@ -696,9 +712,9 @@ def verify_dataset(ds: Dataset, repo_dir: Path, files: list[str]) -> list[str]:
                 by_problem[problem].append(path)
         else:
             try:
-                columns = _json_columns(path)
-            except Exception as exc:  # noqa: BLE001 - malformed JSON, bad compression...
-                problems.append(f"DuckDB cannot read the JSON file {path}: {_one_line(exc)}")
+                columns = _file_columns(path, file_format(rel))
+            except Exception as exc:  # noqa: BLE001 - malformed JSON or CSV, bad compression...
+                problems.append(f"DuckDB cannot read the {file_format(rel).upper()} file {path}: {_one_line(exc)}")
                 continue
             for column in ds.schema:
                 if column.name not in columns:
@@ -709,18 +725,16 @@ def verify_dataset(ds: Dataset, repo_dir: Path, files: list[str]) -> list[str]:
     return problems
 
 
-def entry_column_problems(entry: Entry, repo_dir: Path, files: list[str]) -> list[str]:
-    """The columns an extra dataset's entry maps (:meth:`Entry.top_level_columns`) that a data file
-    lacks (Parquet: its footer; JSON: the columns DuckDB infers); one line per missing column."""
-    import pyarrow.parquet as pq
-
+def entry_column_problems(entry: Registered, repo_dir: Path, files: list[str]) -> list[str]:
+    """The columns an entry names (an extra dataset's mapped columns, :meth:`Entry.top_level_columns`;
+    an eval set's fields) that a data file lacks (:func:`_file_columns`); one line per missing column."""
     problems: list[str] = []
     missing: dict[str, list[Path]] = defaultdict(list)
     names: dict[str, list[str]] = {}
     for rel in files:
         path = repo_dir / rel
         try:
-            columns = pq.read_schema(path).names if file_format(rel) == "parquet" else _json_columns(path)
+            columns = _file_columns(path, file_format(rel))
         except Exception as exc:  # noqa: BLE001 - corrupt file, malformed JSON...
             problems.append(f"cannot read the columns of {path}: {_one_line(exc)}")
             continue
@@ -728,19 +742,23 @@ def entry_column_problems(entry: Entry, repo_dir: Path, files: list[str]) -> lis
             if column not in columns:
                 missing[column].append(path)
                 names.setdefault(column, columns)
-    mapped_as = {c: k for k, c in entry.columns.items() if isinstance(c, str)}
     for column, paths in missing.items():
         where = str(paths[0]) if len(paths) == 1 else f"{len(paths)} of {len(files)} files, e.g. {paths[0]}"
+        if isinstance(entry, Entry):
+            mapped_as = {c: k for k, c in entry.columns.items() if isinstance(c, str)}
+            named, key = f"the extra_datasets entry maps {mapped_as.get(column, column)} to it", "columns"
+        else:
+            named, key = "the eval_sets entry names it in `fields`", "fields"
         problems.append(
-            f"column {column} is missing (the extra_datasets entry maps {mapped_as.get(column, column)} to it; the file "
-            f"has {', '.join(names[column][:12])}) in {where}; fix `columns` of the entry"
+            f"column {column} is missing ({named}; the file has {', '.join(names[column][:12])}) in {where}; "
+            f"fix `{key}` of the entry"
         )
     return problems
 
 
 def _local_files(ds: Dataset, repo_dir: Path) -> list[str]:
-    """The data files the build reads in a local copy (an extra dataset's: of its config and splits)."""
-    if isinstance(ds, Entry):
+    """The data files the build reads in a local copy (an entry's: of its config and splits)."""
+    if isinstance(ds, Registered):
         return [f.path for f in registry.local_files(repo_dir, ds.config, ds.splits)]
     return [f.path for f in local_data_files(repo_dir)]
 
@@ -828,17 +846,17 @@ def _card_text(card: bytes | None) -> str | None:
 
 def _conversion_files(ds: Dataset, commit: str, siblings: dict) -> list[str]:
     """The Parquet files of the default config on the conversion branch: ``<config>/<split>/NNNN.parquet``
-    under ``default/``, else under the only config folder (an extra dataset's: of its config, and of
-    its splits as the build resolves them)."""
+    under ``default/``, else under the only config folder (an entry's: of its config, and of its
+    splits as the build resolves them)."""
     parquet = [p for p in siblings if file_format(p) == "parquet" and p.count("/") >= 2]
     configs = sorted({p.split("/", 1)[0] for p in parquet})
     where = f"{CONVERT_REF} ({commit[:12]})"
     if not configs:
         raise FetchError(f"{_name(ds)}: the Hub's Parquet conversion {where} has no <config>/<split>/*.parquet files; retry later")
-    if isinstance(ds, Entry) and ds.config is not None:
+    if isinstance(ds, Registered) and ds.config is not None:
         if ds.config not in configs:
             raise FetchError(f"{_name(ds)}: the Hub's Parquet conversion {where} has no config {ds.config} (it has: "
-                             f"{', '.join(configs)}); fix `config` of the extra_datasets entry")
+                             f"{', '.join(configs)}); fix `config` of the {ds.var} entry")
         # (the local copy has no card: the build reads the config's folder)
         inside = [p for p in parquet if p.startswith(ds.config + "/")]
         return _split_files(ds, registry.resolve_files(inside, None, ds.config), f"the Hub's Parquet conversion {where}")
@@ -849,12 +867,12 @@ def _conversion_files(ds: Dataset, commit: str, siblings: dict) -> list[str]:
         )
     config = "default" if "default" in configs else configs[0]
     files = resolve([p for p in parquet if p.startswith(config + "/")])
-    if isinstance(ds, Entry):
+    if isinstance(ds, Registered):
         return _split_files(ds, files, f"the Hub's Parquet conversion {where}")
     return [f.path for f in files]
 
 
-def _split_files(ds: Entry, files: list, where: str) -> list[str]:
+def _split_files(ds: Registered, files: list, where: str) -> list[str]:
     """The paths of ``files`` (resolved DataFiles) of the entry's splits; FetchError naming the
     splits there are when one of the entry's has none."""
     if ds.splits is not None:
@@ -862,16 +880,16 @@ def _split_files(ds: Entry, files: list, where: str) -> list[str]:
         absent = [s for s in ds.splits if s not in found]
         if absent and files:
             raise FetchError(f"{_name(ds)}: {where} has no split {', '.join(absent)} (its splits: "
-                             f"{', '.join(sorted(found))}); fix `splits` of the extra_datasets entry")
+                             f"{', '.join(sorted(found))}); fix `splits` of the {ds.var} entry")
         files = [f for f in files if f.split in ds.splits]
     return [f.path for f in files]
 
 
 def _repo_files(ds: Dataset, paths: list[str], card: str | None, where: str) -> list[str]:
-    """The data files among a repo's ``paths`` by the Hub's rule (an extra dataset's: of its config
-    and splits); [] when the Hub's default patterns match nothing."""
+    """The data files among a repo's ``paths`` by the Hub's rule (an entry's: of its config and
+    splits); [] when the Hub's default patterns match nothing."""
     try:
-        if isinstance(ds, Entry):
+        if isinstance(ds, Registered):
             return _split_files(ds, registry.resolve_files(paths, card, ds.config), where)
         return [f.path for f in resolve(paths, card)]
     except LayoutError:  # the Hub's default patterns match nothing
@@ -880,7 +898,7 @@ def _repo_files(ds: Dataset, paths: list[str], card: str | None, where: str) -> 
 
 def plan_from_hub(api, ds: Dataset, revision: str, local_dir: Path) -> Plan:
     """Resolve ``revision``, list the repo there, read its card, and pick its data files by the Hub's
-    rule; without Parquet or JSON data files, pick those of the Hub's Parquet conversion."""
+    rule; without Parquet, JSON or CSV data files, pick those of the Hub's Parquet conversion."""
     commit, siblings = _listing(api, ds, revision, local_dir)
     if revision == CONVERT_REF:  # asked for the conversion itself
         return Plan(revision, commit, CONVERT_REF, commit, _conversion_files(ds, commit, siblings), None, siblings)
@@ -889,27 +907,27 @@ def plan_from_hub(api, ds: Dataset, revision: str, local_dir: Path) -> Plan:
     where = f"{revision} ({commit[:12]})"
     try:
         configs = card_configs(_card_text(card))
-        if configs or not isinstance(ds, Entry):  # (an entry's config without card configs: a folder)
-            choose_config(configs, ds.config if isinstance(ds, Entry) else None)
+        if configs or not isinstance(ds, Registered):  # (an entry's config without card configs: a folder)
+            choose_config(configs, ds.config if isinstance(ds, Registered) else None)
     except LayoutError as exc:
-        fix = "; fix `config` of the extra_datasets entry" if isinstance(ds, Entry) else ""
+        fix = f"; fix `config` of the {ds.var} entry" if isinstance(ds, Registered) else ""
         raise FetchError(f"{_name(ds)}: {CARD_NAME} at {revision} ({commit[:12]}): {exc}{fix}") from None
     files = _repo_files(ds, sorted(siblings), _card_text(card), where)
     if files:
         return Plan(revision, commit, "repo", commit, files, card, siblings)
-    if isinstance(ds, Entry) and ds.config not in (None, "default") and not configs:
-        raise FetchError(f"{_name(ds)}: no Parquet or JSON data files in the folder {ds.config}/ at {where} (the card "
-                         "declares no configs, so `config` names a folder); fix `config` of the extra_datasets entry")
+    if isinstance(ds, Registered) and ds.config not in (None, "default") and not configs:
+        raise FetchError(f"{_name(ds)}: no Parquet, JSON or CSV data files in the folder {ds.config}/ at {where} (the card "
+                         f"declares no configs, so `config` names a folder); fix `config` of the {ds.var} entry")
 
     conversion = _listing(api, ds, CONVERT_REF, local_dir, missing_ok=True)
     if conversion is None:
         others = ", ".join(sorted(siblings)[:5]) or "no files"
         raise FetchError(
-            f"{_name(ds)}: no Parquet or JSON data files at {where} (it has: {others}), and the Hub has no Parquet "
+            f"{_name(ds)}: no Parquet, JSON or CSV data files at {where} (it has: {others}), and the Hub has no Parquet "
             f"conversion of it ({CONVERT_REF} does not exist); check --revision"
         )
     conv_commit, conv_siblings = conversion
-    note = f"{ds.hub_id}: no Parquet or JSON data files at {where}; using the Hub's Parquet conversion {CONVERT_REF} ({conv_commit[:12]})"
+    note = f"{ds.hub_id}: no Parquet, JSON or CSV data files at {where}; using the Hub's Parquet conversion {CONVERT_REF} ({conv_commit[:12]})"
     if revision != "main":
         note += f", a conversion of the Hub's main branch, not necessarily of {revision}"
     print(note, flush=True)
@@ -1121,15 +1139,15 @@ def main(argv: list[str] | None = None) -> int:
     if not hint[0].lstrip().startswith("("):
         print("Build the warehouse on them with:")
     print("\n".join(hint))
-    extras = [r.dataset.key for r in fetched if isinstance(r.dataset, Entry)]
-    if extras:
-        print(f"  the extra datasets ({', '.join(extras)}) are built with the vars that register them: "
+    entries = [r.dataset.key for r in fetched if isinstance(r.dataset, Registered)]
+    if entries:
+        print(f"  the extra datasets and eval sets ({', '.join(entries)}) are built with the vars that register them: "
               + extra_build_hint(raw_data_dir, args.vars))
     return 0
 
 
 def extra_build_hint(raw_data_dir: Path, vars_arg: str | None) -> str:
-    """The dbt command that builds with the extra datasets of ``--vars`` (or of dbt_project.yml)."""
+    """The dbt command that builds with the entries of ``--vars`` (or of dbt_project.yml)."""
     if vars_arg is None:
         return "those of dbt_project.yml, so the command above"
     is_file = Path(vars_arg).expanduser().is_file()

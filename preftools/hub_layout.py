@@ -1,7 +1,8 @@
 """Which files of a Hugging Face dataset repo hold its data, decided the way the Hub decides.
 
-A repo's data files are Parquet or JSON (JSON Lines or one JSON array per file; ``.json``,
-``.jsonl``, optionally ``.gz`` or ``.zst``) in any of the Hub's layouts:
+A repo's data files are Parquet, JSON (JSON Lines or one JSON array per file; ``.json``,
+``.jsonl``) or CSV (``.csv``, a header row first), JSON and CSV optionally compressed (``.gz``,
+``.zst``), in any of the Hub's layouts:
 ``data/<split>-0000k-of-0000n[-<hash>].parquet``, ``<config>/<split>-*.parquet``,
 ``default/<split>/0000.parquet`` (the Parquet conversion on ``refs/convert/parquet``),
 ``<split>.jsonl`` at the root or under a config folder (``helpful-base/train.jsonl.gz``).
@@ -14,7 +15,8 @@ in-memory file system so that the library's own glob resolves them.
 
 The build (dbt) applies the same rule in ``macros/raw_files.sql``, with the default patterns
 generated from the library into ``macros/hub_patterns.sql`` (``python -m preftools.hub_layout
---write-macro``); tests/python/test_hub_layout.py checks that the two agree.
+--write-macro``), and reads each file with the DuckDB call :func:`duckdb_reader` gives;
+tests/python/test_hub_layout.py checks that the two agree on both.
 """
 
 from __future__ import annotations
@@ -30,6 +32,9 @@ from preftools.files import CARD_NAME
 
 PARQUET_SUFFIXES = (".parquet",)
 JSON_SUFFIXES = (".json", ".jsonl", ".json.gz", ".jsonl.gz", ".json.zst", ".jsonl.zst")
+CSV_SUFFIXES = (".csv", ".csv.gz", ".csv.zst")
+# how DuckDB reads each format: a CSV's first row names its columns, every column is text
+READER_OPTIONS = {"parquet": "", "json": "", "csv": ", header = true, all_varchar = true"}
 MACRO_PATH = Path(__file__).resolve().parents[1] / "macros" / "hub_patterns.sql"
 
 
@@ -41,17 +46,27 @@ class LayoutError(ValueError):
 class DataFile:
     path: str  # repo path, posix, relative to the repo root ("data/train-00000-of-00001.parquet")
     split: str
-    format: str  # "parquet" or "json"
+    format: str  # "parquet", "json" or "csv"
 
 
 def file_format(path: str) -> str | None:
-    """"parquet", "json", or None for a file the build cannot read."""
+    """"parquet", "json", "csv", or None for a file the build cannot read."""
     name = path.lower()
     if name.endswith(PARQUET_SUFFIXES):
         return "parquet"
     if name.endswith(JSON_SUFFIXES):
         return "json"
+    if name.endswith(CSV_SUFFIXES):
+        return "csv"
     return None
+
+
+def duckdb_reader(path: str, fmt: str) -> str:
+    """The DuckDB table function call that reads one data file as the build does:
+    ``read_parquet('<path>')``, ``read_json('<path>')`` or
+    ``read_csv('<path>', header = true, all_varchar = true)``."""
+    quoted = "'" + str(path).replace("'", "''") + "'"
+    return f"read_{fmt}({quoted}{READER_OPTIONS[fmt]})"
 
 
 def card_configs(card_text: str | None) -> dict[str, dict]:
@@ -94,7 +109,7 @@ def choose_config(configs: dict[str, dict], config: str | None) -> str | None:
 def resolve(paths: list[str], card_text: str | None = None, config: str | None = None) -> list[DataFile]:
     """The data files among ``paths`` (repo paths), in the Hub's order: split by split (as the card
     or the default patterns list them), files sorted within a split. Files the build cannot read
-    (CSV, text, ...) are left out; :class:`LayoutError` when no pattern matches anything."""
+    (text, TSV, ...) are left out; :class:`LayoutError` when no pattern matches anything."""
     import fsspec
     from datasets.data_files import get_data_patterns, resolve_pattern, sanitize_patterns
 
@@ -159,7 +174,7 @@ def local_data_files(repo_dir: Path, config: str | None = None) -> list[DataFile
 
 def read_table(repo_dir: Path, files: list[DataFile] | None = None):
     """The rows of a local repo's data files as one Arrow table, in file order (Parquet with
-    pyarrow, JSON with DuckDB's reader, as the build reads them)."""
+    pyarrow, JSON and CSV with DuckDB's readers, as the build reads them)."""
     import duckdb
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -173,7 +188,7 @@ def read_table(repo_dir: Path, files: list[DataFile] | None = None):
             tables.append(pq.read_table(full))
         else:
             with duckdb.connect() as con:
-                tables.append(con.sql("select * from read_json(?)", params=[full]).to_arrow_table())
+                tables.append(con.sql(f"select * from {duckdb_reader(full, f.format)}").to_arrow_table())
     if not tables:
         raise FileNotFoundError(f"no data file under {repo_dir}")
     return pa.concat_tables(tables, promote_options="permissive") if len(tables) > 1 else tables[0]

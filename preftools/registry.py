@@ -1,4 +1,5 @@
-"""The registry of extra preference datasets: the dbt var ``extra_datasets`` read from Python.
+"""The registries read from Python: the dbt vars ``extra_datasets`` (extra preference datasets)
+and ``eval_sets`` (the benchmarks of docs/decontamination.md, which the fetcher downloads too).
 
 An entry names a Hub dataset of a known shape and maps its columns (examples/extra_datasets.yml)::
 
@@ -10,9 +11,9 @@ An entry names a Hub dataset of a known shape and maps its columns (examples/ext
       columns: {prompt: prompt, chosen: chosen, rejected: rejected, ...}
 
 :func:`load_vars` reads the vars as dbt sees them (dbt_project.yml, then ``--vars``),
-:func:`extra_datasets` validates the entries (one-line :class:`ValueError` naming the entry, the key
-and the fix), :func:`data_files` lists an entry's local data files by the Hub's rule
-(:mod:`preftools.hub_layout`), restricted to its config and splits.
+:func:`extra_datasets` and :func:`eval_sets` validate the entries as the build does (one-line
+:class:`ValueError` naming the entry, the key and the fix), :func:`data_files` lists an entry's
+local data files by the Hub's rule (:mod:`preftools.hub_layout`), restricted to its config and splits.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, ClassVar, Iterable
 
 from preftools.cli import PROJECT_ROOT
 from preftools.contract import DATASETS_BY_KEY
@@ -42,19 +43,18 @@ PAIRINGS = ("best_vs_lower", "all_pairs")
 BUILT_IN_NAMES = frozenset({"ultrafeedback", "code_ultrafeedback", "rever", *DATASETS_BY_KEY})
 NAME_RE = re.compile(r"[a-z][a-z0-9_]*")
 HUB_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*")
+EVAL_SET_KEYS = ("name", "hub_id", "config", "splits", "fields")
 
 
-@dataclass(frozen=True, eq=False)
-class Entry:
-    """One validated entry of ``extra_datasets``."""
+class Registered:
+    """An entry of a registry var (``var``): a Hub dataset by ``hub_id``, read with its ``config``
+    and ``splits``, keyed by its ``name``."""
 
+    var: ClassVar[str]
     name: str
     hub_id: str
-    shape: str
-    columns: dict[str, Any]  # canonical name -> column (or, inside a completion, field path; rating: a list)
-    splits: tuple[str, ...] | None = None  # None: every split
-    config: str | None = None
-    spec: dict | None = None  # the entry as written
+    splits: tuple[str, ...] | None
+    config: str | None
 
     @property
     def key(self) -> str:
@@ -63,6 +63,20 @@ class Entry:
     def repo_dir(self, raw_data_dir: str | Path) -> Path:
         """The local copy of the Hub repo: ``$RAW_DATA_DIR/<org>/<dataset>``."""
         return Path(raw_data_dir) / self.hub_id
+
+
+@dataclass(frozen=True, eq=False)
+class Entry(Registered):
+    """One validated entry of ``extra_datasets``."""
+
+    var: ClassVar[str] = "extra_datasets"
+    name: str
+    hub_id: str
+    shape: str
+    columns: dict[str, Any]  # canonical name -> column (or, inside a completion, field path; rating: a list)
+    splits: tuple[str, ...] | None = None  # None: every split
+    config: str | None = None
+    spec: dict | None = None  # the entry as written
 
     def top_level_columns(self) -> list[str]:
         """The columns the data files must have: every mapped column, for rated_completions the
@@ -182,6 +196,66 @@ def _entry(index: int, raw: Any) -> Entry:
     if pairing is not None and (shape != "rated_completions" or pairing not in PAIRINGS):
         fail("pairing", f"is {pairing!r}", f"only a rated_completions entry has one: {' or '.join(PAIRINGS)}")
     return Entry(name, hub_id, shape, dict(columns), tuple(splits) if splits else None, config, dict(raw))
+
+
+@dataclass(frozen=True, eq=False)
+class EvalSet(Registered):
+    """One validated entry of ``eval_sets``."""
+
+    var: ClassVar[str] = "eval_sets"
+    name: str
+    hub_id: str
+    fields: tuple[str, ...]  # the columns holding the eval texts
+    splits: tuple[str, ...] | None = None  # None: every split
+    config: str | None = None
+
+    def top_level_columns(self) -> list[str]:
+        """The columns the data files must have: the entry's fields."""
+        return list(self.fields)
+
+
+def eval_sets(vars: dict) -> list[EvalSet]:
+    """The entries of the var ``eval_sets``, checked by macros/eval_sets.sql's rules, in its words
+    (tests/python/test_fetch.py holds the two to the same verdicts)."""
+    raw = vars.get("eval_sets") or []
+    if not isinstance(raw, list):
+        raise ValueError("var eval_sets must be a list of entries (`eval_sets: [{name: ..., hub_id: ..., fields: [...]}]`), "
+                         f"got: {raw}")
+    extras = vars.get("extra_datasets") if isinstance(vars.get("extra_datasets"), list) else []
+    taken = set(BUILT_IN_NAMES) | {e.get("name") for e in extras if isinstance(e, dict) and isinstance(e.get("name"), str)}
+    out: list[EvalSet] = []
+    for index, e in enumerate(raw, 1):
+        where = f"eval_sets entry {index}" + (f" ({e['name']})" if isinstance(e, dict) and e.get("name") else "")
+
+        def fail(problem: str):
+            raise ValueError(f"{where}: {problem}")
+
+        if not isinstance(e, dict):
+            fail(f"an entry is a mapping with name, hub_id and fields, got: {e}")
+        unknown = [str(k) for k in e if k not in EVAL_SET_KEYS]
+        if unknown:
+            fail(f"unknown key(s) {', '.join(unknown)} -- the keys are {', '.join(EVAL_SET_KEYS)}")
+        name, hub_id, fields, splits, config = (e.get(k) for k in ("name", "hub_id", "fields", "splits", "config"))
+        if not (isinstance(name, str) and NAME_RE.fullmatch(name)):
+            fail(f"`name` must be snake_case (lower-case letters, digits, _), e.g. name: truthfulqa; got: {name}")
+        if name in taken:
+            fail(f"name {name} is already taken (a dataset or an earlier entry: row_accounting names both) -- pick another name")
+        if not (isinstance(hub_id, str) and HUB_ID_RE.fullmatch(hub_id)):
+            fail(f"`hub_id` must be <org>/<dataset> as on the Hub, e.g. hub_id: truthfulqa/truthful_qa; got: {hub_id}")
+        if not _names(fields):
+            fail(f"`fields` is a list of the column names holding the eval texts, e.g. fields: [question]; got: {fields}")
+        if splits is not None and not _names(splits):
+            fail(f"`splits` is a list of split names, e.g. splits: [test]; got: {splits}")
+        if config is not None and not (isinstance(config, str) and config):
+            fail(f"`config` is the name of one of the repo's configs (subsets), e.g. config: main; got: {config}")
+        taken.add(name)
+        out.append(EvalSet(name, hub_id, tuple(dict.fromkeys(fields)), tuple(splits) if splits is not None else None, config))
+    return out
+
+
+def _names(value: Any) -> bool:
+    """A non-empty list of non-empty strings."""
+    return isinstance(value, list) and bool(value) and all(isinstance(v, str) and v for v in value)
 
 
 def resolve_files(paths: list[str], card_text: str | None, config: str | None = None,

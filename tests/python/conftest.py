@@ -207,7 +207,9 @@ class Warehouse:
 
 def raw_file_rows(path: Path) -> list[dict]:
     """The rows of one raw data file, read without DuckDB: pyarrow for Parquet, Python's json for
-    JSON Lines (gzip included) and JSON arrays."""
+    JSON Lines (gzip included) and JSON arrays, Python's csv for CSV (its header row names the
+    columns; an empty field is None, as the build reads it)."""
+    import csv
     import gzip
 
     import pyarrow.parquet as pq
@@ -216,7 +218,9 @@ def raw_file_rows(path: Path) -> list[dict]:
     if name.endswith(".parquet"):
         return pq.read_table(path).to_pylist()
     opener = gzip.open if name.endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8") as f:
+    with opener(path, "rt", encoding="utf-8", newline="") as f:
+        if ".csv" in name:
+            return [{k: v if v != "" else None for k, v in row.items()} for row in csv.DictReader(f)]
         if ".jsonl" in name:
             return [json.loads(line) for line in f if line.strip()]
         return json.load(f)

@@ -21,6 +21,7 @@ from urllib.parse import unquote
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+import yaml
 
 from hub_standin import FakeHub, closed_port, hub_env
 from preftools.contract import DATASETS, DATASETS_BY_KEY
@@ -376,8 +377,8 @@ def test_revision_and_lock_arguments(tmp_path, args, needle):
 
 
 # --------------------------------------------------------------------------------------------
-# any layout: the data files the Hub reads (card configs or default patterns, Parquet or JSON),
-# else the Hub's Parquet conversion (refs/convert/parquet)
+# any layout: the data files the Hub reads (card configs or default patterns, Parquet, JSON or
+# CSV), else the Hub's Parquet conversion (refs/convert/parquet)
 
 CARD_WITH_CONFIGS = b"""---
 configs:
@@ -459,7 +460,7 @@ def _conversion(ds, version: str = "1") -> dict[str, bytes]:
 
 def test_conversion_branch_when_the_repo_has_no_readable_data(hub, tmp_path):
     ds = DATASETS_BY_KEY["rever_rubric"]
-    hub.repos[ds.hub_id] = {"README.md": b"---\nlicense: mit\n---\n# ReVeR\n", "train.csv": b"id,source\na,b\n"}
+    hub.repos[ds.hub_id] = {"README.md": b"---\nlicense: mit\n---\n# ReVeR\n", "train.txt": b"id source\na b\n"}
     conversion = _conversion(ds)
     conv_sha = hub.set_ref(ds.hub_id, CONVERT_REF, conversion)
     main_sha = hub.sha(ds.hub_id)
@@ -468,7 +469,7 @@ def test_conversion_branch_when_the_repo_has_no_readable_data(hub, tmp_path):
 
     proc = run_fetch(tmp_path, hub.endpoint, "--raw-data-dir", str(raw), "--datasets", ds.key)
     assert proc.returncode == 0, proc.stderr
-    note = (f"{ds.hub_id}: no Parquet or JSON data files at main ({main_sha[:12]}); "
+    note = (f"{ds.hub_id}: no Parquet, JSON or CSV data files at main ({main_sha[:12]}); "
             f"using the Hub's Parquet conversion refs/convert/parquet ({conv_sha[:12]})")
     assert note in proc.stdout.splitlines(), proc.stdout
     # huggingface_hub names the ref as one URL-encoded path segment.
@@ -476,7 +477,7 @@ def test_conversion_branch_when_the_repo_has_no_readable_data(hub, tmp_path):
     repo = raw / ds.hub_id
     for path in expected_files:
         assert (repo / path).read_bytes() == conversion[path], path
-    assert not (repo / "other").exists() and not (repo / "train.csv").exists()
+    assert not (repo / "other").exists() and not (repo / "train.txt").exists()
     assert not (repo / "README.md").exists()  # main's card does not describe the converted files
     assert ds.data_files(raw) == [repo / p for p in expected_files]
     entry = _read_lock(raw)["datasets"][ds.key]
@@ -487,7 +488,7 @@ def test_conversion_branch_when_the_repo_has_no_readable_data(hub, tmp_path):
     saved_lock.write_text((raw / "fetch.lock.json").read_text())
 
     # Upstream moves on (main and its conversion); --lock still downloads the recorded conversion commit.
-    hub.push(ds.hub_id, {"train.csv": b"id,source\nc,d\n"})
+    hub.push(ds.hub_id, {"train.txt": b"id source\nc d\n"})
     hub.set_ref(ds.hub_id, CONVERT_REF, _conversion(ds, version="2"))
     again = tmp_path / "again"
     reproduced = run_fetch(tmp_path, hub.endpoint, "--raw-data-dir", str(again), "--lock", str(saved_lock))
@@ -504,7 +505,7 @@ def test_no_data_and_no_conversion(hub, tmp_path):
     hub.repos[ds.hub_id] = {"traces.tar": b"not readable by the build"}
     proc = run_fetch(tmp_path, hub.endpoint, "--raw-data-dir", str(tmp_path / "raw"), "--datasets", ds.key)
     (line,) = assert_clean_failure(proc)
-    assert f"no Parquet or JSON data files at main ({hub.sha(ds.hub_id)[:12]})" in line, line
+    assert f"no Parquet, JSON or CSV data files at main ({hub.sha(ds.hub_id)[:12]})" in line, line
     assert "traces.tar" in line and "refs/convert/parquet does not exist" in line, line
 
 
@@ -526,8 +527,8 @@ def test_refetch_after_a_layout_switch_removes_stale_files(hub, tmp_path):
     assert ds.data_files(raw) == [repo / "train.jsonl"]
     assert [f["path"] for f in _read_lock(raw)["datasets"][ds.key]["files"]] == ["train.jsonl"]
 
-    # Then to CSV only: the conversion branch; train.jsonl goes.
-    hub.push(ds.hub_id, {"train.csv": b"id\n1\n"})
+    # Then to plain text only, which the build does not read: the conversion branch; train.jsonl goes.
+    hub.push(ds.hub_id, {"train.txt": b"id\n1\n"})
     conv_sha = hub.set_ref(ds.hub_id, CONVERT_REF, _conversion(ds))
     proc = run_fetch(tmp_path, hub.endpoint, "--raw-data-dir", str(raw), "--datasets", ds.key)
     assert proc.returncode == 0, proc.stderr
@@ -694,6 +695,7 @@ def _one_entry(**change) -> str:
     (_one_entry(name="ultrafeedback"), ["`name`", "built-in"]),
     (_one_entry(columns={"chosen": "chosen"}), ["`columns` has no rejected"]),
     ("[1, 2]", ["--vars", "YAML mapping"]),
+    ("{eval_sets: [{name: bench, hub_id: bench, fields: [question]}]}", ["eval_sets entry 1 (bench)", "`hub_id`"]),
 ])
 def test_a_wrong_entry_is_one_line(tmp_path, vars_yaml, needles):
     proc = run_fetch(tmp_path, "http://127.0.0.1:9", "--raw-data-dir", str(tmp_path / "raw"), "--vars", vars_yaml)
@@ -746,10 +748,10 @@ def test_extra_dataset_refetch_removes_stale_files_and_uses_the_conversion(hub, 
     assert f"{h4.hub_id}: removed 1 file(s) of the earlier fetch" in proc.stdout and train in proc.stdout, proc.stdout
     assert not (repo / train).exists() and (repo / test).is_file()
 
-    # A repo without Parquet or JSON data: the Hub's Parquet conversion, as for the built-in datasets.
+    # A repo without Parquet, JSON or CSV data: the Hub's Parquet conversion, as for the built-in datasets.
     hh = _entries()["hh_helpful"]
     rows = pa.table({"chosen": ["\n\nHuman: hi\n\nAssistant: hello"], "rejected": ["\n\nHuman: hi\n\nAssistant: no"]})
-    hub.repos[hh.hub_id] = {"README.md": b"---\nlicense: mit\n---\n", "helpful-base/train.csv": b"chosen,rejected\n"}
+    hub.repos[hh.hub_id] = {"README.md": b"---\nlicense: mit\n---\n", "helpful-base/train.txt": b"chosen rejected\n"}
     conv_sha = hub.set_ref(hh.hub_id, CONVERT_REF, {"default/train/0000.parquet": parquet_bytes(rows)})
     proc = run_fetch(tmp_path, hub.endpoint, "--raw-data-dir", str(raw), "--datasets", hh.name,
                      "--vars", _one_entry(entry="hh_helpful", config=None))
@@ -789,3 +791,154 @@ def test_registry_vars_and_files(tmp_path):
     assert registry.resolve_files(hh, card, "helpful-online") == []
     with_configs = CARD_WITH_CONFIGS.decode()
     assert [f.path for f in registry.resolve_files(hh, with_configs, "helpful-base")] == ["helpful-base/train.jsonl.gz"]
+
+
+# --------------------------------------------------------------------------------------------
+# eval sets (the dbt var eval_sets, docs/decontamination.md): the seven of examples/eval_sets.yml on
+# the generator's stand-ins of their Hub repos, one in CSV, and the entry rules the build shares
+
+EVAL_EXAMPLES = REPO_ROOT / "examples" / "eval_sets.yml"
+
+
+@pytest.fixture(scope="module")
+def eval_stand_ins(tmp_path_factory) -> Path:
+    """The generator's stand-ins of the seven eval sets (every file of each repo, cards too), small."""
+    from preftools.generate import EVAL_SETS, generate
+
+    out = tmp_path_factory.mktemp("eval_stand_ins")
+    generate(out, seed=7, scale=0.0001, progress=False, datasets=list(EVAL_SETS))
+    return out
+
+
+def _eval_sets(vars_arg: str | Path = EVAL_EXAMPLES) -> dict:
+    from preftools import registry
+
+    return {e.name: e for e in registry.eval_sets(registry.load_vars(str(vars_arg)))}
+
+
+def test_fetch_the_eval_sets_of_the_example(hub, eval_stand_ins, tmp_path):
+    """`make fetch FETCH_ARGS="--vars examples/eval_sets.yml"`: the five datasets and the seven eval
+    sets, each eval set only the files of its config and splits, recorded in the lock under its name."""
+    from preftools import registry
+
+    for ds in DATASETS:
+        hub.repos[ds.hub_id] = contract_files(ds.schema)
+    evals = _eval_sets()
+    for e in evals.values():
+        host_repo(hub, e.hub_id, e.repo_dir(eval_stand_ins))
+    raw = tmp_path / "raw"
+
+    proc = run_fetch(tmp_path, hub.endpoint, "--raw-data-dir", str(raw), "--vars", str(EVAL_EXAMPLES))
+    assert proc.returncode == 0, proc.stderr
+    expected = {name: [f.path for f in registry.local_files(e.repo_dir(eval_stand_ins), e.config, e.splits)]
+                for name, e in evals.items()}
+    # the entry's config and splits only: TruthfulQA's generation config, GSM8K's main test split
+    assert expected["truthfulqa"] == ["generation/validation-00000-of-00001.parquet"]
+    assert expected["gsm8k"] == ["main/test-00000-of-00001.parquet"]
+    assert expected["ifeval"] == ["ifeval_input_data.jsonl"] and expected["alpaca_eval"] == ["alpaca_eval.json"]
+    lock = _read_lock(raw)["datasets"]
+    assert list(lock) == [ds.key for ds in DATASETS] + list(evals)
+    for name, e in evals.items():
+        repo = e.repo_dir(raw)
+        assert _fetched_paths(hub, e.hub_id) == {*expected[name], "README.md"}, name
+        assert registry.data_files(e, raw) == [repo / p for p in expected[name]], name
+        for path in expected[name] + ["README.md"]:
+            assert (repo / path).read_bytes() == hub.repos[e.hub_id][path], (name, path)
+        entry = lock[name]
+        assert (entry["hub_id"], entry["revision"], entry["source"]) == (e.hub_id, hub.sha(e.hub_id), "repo"), name
+        assert (entry["config"], entry["splits"]) == (e.config, list(e.splits) if e.splits else None), name
+        assert [f["path"] for f in entry["files"]] == expected[name], name
+    assert not (raw / "openai/gsm8k/socratic").exists() and not (raw / "truthfulqa/truthful_qa/multiple_choice").exists()
+    assert f'dbt build --vars "$(cat {EVAL_EXAMPLES})"' in proc.stdout, proc.stdout
+
+
+# a header row, a quoted field over two lines, a quote inside a quoted field ("" as in RFC 4180)
+CSV_TEST = b'id,question,answer\r\n1,"What is 2+2?\nShow your work.",4\r\n2,"Say ""hi"".",hi\r\n'
+
+
+def test_an_eval_set_in_csv(hub, tmp_path):
+    """A repo whose data files are CSV is fetched as it is (not from the Parquet conversion), only
+    the entry's split, and its files are held to the entry's fields."""
+    from preftools.hub_layout import read_table
+
+    test_gz = gzip.compress(CSV_TEST, mtime=0)
+    hub.repos["org/csv-bench"] = {"README.md": b"---\nlicense: mit\n---\n", "test.csv.gz": test_gz,
+                                  "train.csv": b"id,question,answer\n3,Why?,because\n"}
+    raw = tmp_path / "raw"
+
+    def fetch(**entry):
+        bench = {"name": "csv_bench", "hub_id": "org/csv-bench", "splits": ["test"], "fields": ["question"], **entry}
+        return run_fetch(tmp_path, hub.endpoint, "--raw-data-dir", str(raw), "--datasets", "csv_bench",
+                         "--vars", json.dumps({"eval_sets": [bench]}))
+
+    proc = fetch()
+    assert proc.returncode == 0, proc.stderr
+    repo = raw / "org/csv-bench"
+    assert (repo / "test.csv.gz").read_bytes() == test_gz and not (repo / "train.csv").exists()
+    assert not any("refs%2Fconvert" in p for _, p in hub.requests)
+    entry = _read_lock(raw)["datasets"]["csv_bench"]
+    assert entry["files"] == [_record(test_gz, "test.csv.gz")] and entry["source"] == "repo"
+    assert (entry["config"], entry["splits"]) == (None, ["test"])
+    # read as the build reads it: the header names the columns, every value is text
+    assert read_table(repo).to_pylist() == [
+        {"id": "1", "question": "What is 2+2?\nShow your work.", "answer": "4"},
+        {"id": "2", "question": 'Say "hi".', "answer": "hi"},
+    ]
+
+    (line,) = assert_clean_failure(fetch(fields=["prompt"]))
+    assert "org/csv-bench (csv_bench)" in line and "column prompt is missing" in line, line
+    assert "the eval_sets entry names it in `fields`" in line and "has id, question, answer" in line, line
+    assert str(repo / "test.csv.gz") in line and "fix `fields` of the entry" in line, line
+
+    (line,) = assert_clean_failure(fetch(splits=["validation"]))
+    assert "has no split validation (its splits: test, train)" in line and "fix `splits` of the eval_sets entry" in line, line
+
+
+# Entries, each with the key its problem names (None: valid). The build (macros/eval_sets.sql) and
+# the fetcher (preftools/registry.py) check entries each on its own (the fetcher runs before any
+# dbt); both must give the same verdict, in the same words.
+def _bench(**change):
+    entry = {"name": "bench", "hub_id": "org/bench", "config": "main", "splits": ["test"], "fields": ["question"]}
+    return {k: v for k, v in {**entry, **change}.items() if v is not None}
+
+
+EVAL_SET_CASES = [
+    *[([e], None) for e in yaml.safe_load(EVAL_EXAMPLES.read_text())["eval_sets"]],
+    ([_bench(config=None, splits=None)], None),
+    ([_bench(), _bench(name="bench_2", fields=["question", "question"])], None),
+    ([_bench(name="Bench")], "name"),
+    ([_bench(name="ultrafeedback")], "name"),  # a dataset group
+    ([_bench(name="rever_judge")], "name"),  # a dataset of the contract
+    ([_bench(), _bench()], "name"),
+    ([_bench(hub_id="bench")], "hub_id"),
+    ([_bench(fields=None)], "fields"),
+    ([_bench(fields=[])], "fields"),
+    ([_bench(fields="question")], "fields"),
+    ([_bench(fields=["question", ""])], "fields"),
+    ([_bench(fields=[3])], "fields"),
+    ([_bench(splits="test")], "splits"),
+    ([_bench(splits=[])], "splits"),
+    ([_bench(config="")], "config"),
+    ([_bench(config=3)], "config"),
+    ([_bench(shape="preference")], "shape"),
+    (["bench"], "mapping"),
+    ({"name": "bench"}, "must be a list"),
+]
+
+
+def test_the_build_and_the_fetcher_judge_eval_sets_alike(tmp_path):
+    from conftest import operation_cases
+    from preftools import registry
+
+    build = operation_cases("eval_sets_cases", [c for c, _ in EVAL_SET_CASES], "registry case", tmp_path)
+    for i, (case, key) in enumerate(EVAL_SET_CASES):
+        try:
+            registry.eval_sets({"eval_sets": case})
+            fetcher = "ok"
+        except ValueError as exc:
+            fetcher = str(exc)
+        assert fetcher.strip() == build[i], (case, fetcher, build[i])  # (the log line is stripped)
+        if key is None:
+            assert fetcher == "ok", (case, fetcher)
+        else:
+            assert key in fetcher and "eval_sets" in fetcher, (case, fetcher)

@@ -1,6 +1,7 @@
 """Which files of a Hub repo hold its data: the build's rule (macros/raw_files.sql, Jinja) against
 the datasets library's (preftools.hub_layout, the rule the Hub's dataset viewer runs) on the
-Hub's layouts, a card with `configs:`, and the files that are never data."""
+Hub's layouts, a card with `configs:`, and the files that are never data; and the DuckDB call
+that reads each file, the same on both sides."""
 
 from __future__ import annotations
 
@@ -61,13 +62,19 @@ CASES = [
     # `default: true` picks the config; one path pattern or a list of them per split
     {"paths": ["README.md", "raw/x.parquet", "clean/train-0.parquet", "clean/train-1.parquet",
                "clean/test-a.json", "clean/test-b.json", "clean/notes.csv"], "card": CARD_DEFAULT_FLAG},
-    # hidden and special folders, metadata files, other formats are not data
+    # hidden and special folders, metadata files, other formats (TSV, text) are not data
     {"paths": [".cache/huggingface/download/data/train-00000-of-00001.parquet.metadata",
-               "__pycache__/train.jsonl", "dataset_info.json", "config.json", "train.csv", "train.jsonl.gz"]},
+               "__pycache__/train.jsonl", "dataset_info.json", "config.json", "train.tsv", "test.txt", "train.jsonl.gz"]},
     # split keywords in folder names
     {"paths": ["data/training/part-0.parquet", "data/eval/part-0.parquet", "data/dev/part-0.parquet"]},
     # no split keyword: everything is train
     {"paths": ["rows.jsonl", "more/rows2.parquet"]},
+    # CSV, plain and compressed, beside a file of another format
+    {"paths": ["data/train.csv", "data/test.CSV.gz", "data/validation.csv.zst", "data/validation.csv.bz2", "data/notes.txt"]},
+    # a card's config naming CSV files
+    {"paths": ["README.md", "generation/validation.csv", "multiple_choice/validation.csv"],
+     "card": "---\nconfigs:\n- config_name: generation\n  data_files:\n  - split: validation\n    path: generation/*.csv\n"
+             "- config_name: multiple_choice\n  data_files: multiple_choice/*.csv\n---\n", "config": "generation"},
 ]
 
 
@@ -79,7 +86,7 @@ def test_build_rule_agrees_with_the_datasets_library(tmp_path):
     picks = jinja_picks(tmp_path)
     for case, picked in zip(CASES, picks):
         expected = [
-            {"path": f.path, "split": f.split, "format": f.format}
+            {"path": f.path, "split": f.split, "format": f.format, "reader": hub_layout.duckdb_reader(f.path, f.format)}
             for f in hub_layout.resolve(case["paths"], case.get("card"), case.get("config"))
         ]
         assert picked == expected, case
@@ -94,6 +101,12 @@ def test_the_cases_cover_what_the_rule_is_for():
     assert picked[6] == ["helpful-base/train.jsonl.gz", "helpful-base/test.jsonl.gz"]
     assert picked[8] == ["clean/train-0.parquet", "clean/train-1.parquet", "clean/test-a.json", "clean/test-b.json"]
     assert picked[9] == ["train.jsonl.gz"]
+    assert picked[12] == ["data/train.csv", "data/validation.csv.zst", "data/test.CSV.gz"]
+    assert picked[13] == ["generation/validation.csv"]
+    formats = {f.path: f.format for c in CASES for f in hub_layout.resolve(c["paths"], c.get("card"), c.get("config"))}
+    assert {formats["data/train.csv"], formats["clean/test-a.json"], formats["rows.jsonl"], formats["more/rows2.parquet"]} == \
+        {"csv", "json", "parquet"}
+    assert hub_layout.duckdb_reader("it's.csv", "csv") == "read_csv('it''s.csv', header = true, all_varchar = true)"
 
 
 def test_several_configs_without_a_default_is_one_clear_error():

@@ -2,7 +2,8 @@
 
 The session's generated data is rewritten with every dataset in another format and layout of the
 Hub (JSON Lines, gzip and zstd, a JSON array, Parquet where the default is JSON; data/, the root,
-default/<split>/; the example registry's Parquet entries as JSON), by Python's json module here, not by the build's reader; the build on the copy
+default/<split>/; the example registry's Parquet entries as JSON, hh-rlhf's JSON Lines as gzipped
+CSV), by Python's json and csv modules here, not by the build's reader; the build on the copy
 must hold the same rows in every table and view of staging, intermediate, main, audits and
 reporting as the session build (EXCEPT ALL both ways), the file-name columns aside (`source_file`,
 `published_source_file`: compared without the format suffix; the row-key tables' `filename`, the repo
@@ -10,7 +11,9 @@ path, left out). A raw row's key comes from its content, so it does not change w
 
 from __future__ import annotations
 
+import csv
 import gzip
+import io
 import json
 import re
 import shutil
@@ -23,11 +26,12 @@ import pytest
 from conftest import SCENARIO_BUILD, run_dbt
 from preftools import contract as C
 from preftools.diff import diff
-from preftools.hub_layout import local_data_files, read_table
+from preftools.hub_layout import DataFile, file_format, local_data_files, read_table
 
 pytestmark = pytest.mark.slow
 
-SUFFIX = re.compile(r"(\.parquet|\.jsonl?(\.gz|\.zst)?)$")
+SUFFIX_RE = r"(\.parquet|\.(jsonl?|csv)(\.gz|\.zst)?)$"
+SUFFIX = re.compile(SUFFIX_RE)
 # dataset key -> (folder inside the repo, how the files are written)
 LAYOUTS = {
     "ultrafeedback": ("data", "jsonl.gz"),
@@ -36,14 +40,15 @@ LAYOUTS = {
     "rever_judge": ("data", "jsonl.zst"),
     "rever_rubric": ("data", "parquet"),
 }
-# the example registry's entries (conftest.REGISTRY_VARS): the Parquet ones rewritten as JSON in
-# their folders (their cards' patterns name no extension), the JSON ones copied as they are
+# the example registry's entries (conftest.REGISTRY_VARS), each data file rewritten in its folder
+# (their cards' patterns name no extension): the Parquet ones as JSON, hh-rlhf's transcripts (two
+# text columns) as CSV; openbmb's JSON Lines copied as they are
 EXTRA_LAYOUTS = {
     "HuggingFaceH4/ultrafeedback_binarized": "jsonl",
     "argilla/ultrafeedback-binarized-preferences-cleaned": "jsonl.gz",
     "RLHFlow/UltraFeedback-preference-standard": "json-array",
     "openbmb/UltraFeedback": None,
-    "Anthropic/hh-rlhf": None,
+    "Anthropic/hh-rlhf": "csv.gz",
 }
 SCHEMAS = ["staging", "intermediate", "main", "audits", "reporting"]
 
@@ -64,6 +69,14 @@ def write_as(table, path: Path, how: str) -> None:
             f.write(lines)
     elif how == "json-array":
         path.write_text(json.dumps(rows, ensure_ascii=False), encoding="utf-8")
+    elif how == "csv.gz":  # a header row, then one row per record; every value a string
+        assert all(isinstance(v, str) and v for r in rows for v in r.values()), "CSV holds non-empty strings only"
+        text = io.StringIO()
+        writer = csv.DictWriter(text, fieldnames=table.column_names)
+        writer.writeheader()
+        writer.writerows(rows)
+        with gzip.open(path, "wt", encoding="utf-8", newline="") as f:
+            f.write(text.getvalue())
     elif how == "jsonl.zst":  # no zstd in Python's standard library before 3.14: DuckDB compresses
         plain = path.with_name(path.stem)  # x.jsonl
         plain.write_text(lines, encoding="utf-8")
@@ -93,10 +106,13 @@ def converted_copy(raw: Path, out: Path) -> dict[str, list[str]]:
             write_as(table, target, how)
             written[key].append(str(target.relative_to(repo)))
     for hub_id, how in EXTRA_LAYOUTS.items():
-        shutil.copytree(raw / hub_id, out / hub_id, ignore=None if how is None else shutil.ignore_patterns("*.parquet"))
-        for src in sorted((raw / hub_id).rglob("*.parquet")) if how else []:
+        data = None if how is None else (lambda _folder, names: [n for n in names if SUFFIX.search(n)])
+        shutil.copytree(raw / hub_id, out / hub_id, ignore=data)
+        for src in sorted(p for p in (raw / hub_id).rglob("*") if SUFFIX.search(p.name)) if how else []:
+            rel = src.relative_to(raw / hub_id).as_posix()
+            table = read_table(raw / hub_id, [DataFile(rel, "train", file_format(rel))])
             suffix = {"json-array": "json"}.get(how, how)
-            write_as(pq.read_table(src), out / hub_id / src.relative_to(raw / hub_id).with_suffix(f".{suffix}"), how)
+            write_as(table, out / hub_id / SUFFIX.sub(f".{suffix}", rel), how)
     for extra in ("_generator_manifest.json",):
         if (raw / extra).exists():
             shutil.copy2(raw / extra, out / extra)
@@ -133,7 +149,7 @@ def test_json_and_other_layouts_build_the_same_warehouse(warehouse, tmp_path):
         # the row keys' `filename` is the file's repo path, which the layouts change on purpose
         select = "*" + (" exclude (filename)" if "filename" in cols else "")
         select += "" if not file_columns else " replace (" + ", ".join(
-            f"regexp_replace({c}, '(\\.parquet|\\.jsonl?(\\.gz|\\.zst)?)$', '') as {c}" for c in file_columns) + ")"
+            f"regexp_replace({c}, '{SUFFIX_RE}', '') as {c}" for c in file_columns) + ")"
         a = f'select {select} from parquet_build."{schema}"."{name}"'
         b = f'select {select} from json_build."{schema}"."{name}"'
         n_a = con.execute(f"select count(*) from ({a} except all {b})").fetchone()[0]
@@ -143,6 +159,10 @@ def test_json_and_other_layouts_build_the_same_warehouse(warehouse, tmp_path):
     assert not differences, differences
     # and the copy really is in other formats: no dataset kept a file of the session's format and name
     assert con.execute("select count(*) from json_build.staging.stg_raw__files where source_file like '%.jsonl.gz'").fetchone()[0] > 0
+    # hh-rlhf's rows read from CSV: every row counted from the files, all of them in its pairs' accounting
+    assert con.execute("select sum(n_rows) from json_build.staging.stg_raw__files where dataset_key = 'hh_helpful' "
+                       "and source_file like '%.csv.gz'").fetchone()[0] == \
+        con.execute("select sum(n_rows) from parquet_build.staging.stg_raw__files where dataset_key = 'hh_helpful'").fetchone()[0] > 0
     con.close()
 
     # `preftools diff` of the two builds: rows moved to other files, nothing added, removed or modified

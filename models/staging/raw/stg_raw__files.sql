@@ -1,4 +1,4 @@
--- One row per raw data file (Parquet or JSON) of every enabled dataset and registry entry, with its row count read
+-- One row per raw data file (Parquet, JSON or CSV) of every enabled dataset and registry entry, with its row count read
 -- from the file itself (Parquet: the footer; JSON: a count of its records), not through the
 -- sources' readers or staging. row_accounting takes each dataset's raw rows from here, so its
 -- balance test compares what the marts kept and rejected with the files, and fails on a raw row
