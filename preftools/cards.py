@@ -15,7 +15,9 @@ data) and records its sha256 in ``manifest.json``. A card holds:
   also with their shape and what was read of them), a "How to use" block for training tables (those
   with ``prompt``, ``chosen`` and ``rejected`` columns: it selects the training rows, see
   ``training_filter``), for ``training_mixture`` what came from where (per dataset: the fraction
-  asked, its clean pairs, the pairs taken), and provenance: the build
+  asked, its clean pairs, the pairs taken), for the tables of pairs and the contamination tables
+  the benchmarks their prompts were checked against (``meta.eval_sets``: Hub id, revision, the
+  rule's settings) and per dataset the pairs flagged ``eval_contamination``, and provenance: the build
   (``meta.warehouse_build_info``), the raw data by Hub id and revision and the project's git commit
   at export time.
 
@@ -38,6 +40,10 @@ from preftools.files import CARD_NAME, DEFAULT_SPLIT, FLAGGED_SUFFIX, GENERATOR_
 
 REGISTRY_TABLE = ("seeds", "dataset_registry")
 EXTRA_REGISTRY_TABLE = ("meta", "extra_datasets")  # the `extra_datasets` entries of the build
+EVAL_SETS_TABLE = ("meta", "eval_sets")  # the `eval_sets` entries of the build, with the rule's settings
+CONTAMINATION_FLAG = "eval_contamination"  # the integrity flag of a pair whose prompt holds an eval item
+# A table with this column is one of the contamination tables (eval_items, contamination_matches, ...).
+EVAL_SET_COLUMN = "eval_set"
 # What the training_mixture card's table reads: per dataset of the `mixture` var, the fraction
 # asked, its clean pairs and the pairs taken (a reporting view, since the fractions are only in
 # the var); without it (a Spark export) the counts come from the marts, the fraction unrecorded.
@@ -64,6 +70,7 @@ MART_SOURCES: dict[str, tuple[str, ...] | None] = {
     "prompt_overlap": ALL_ENABLED,
     "row_accounting": ALL_ENABLED,
     "rejects_extra_datasets": EXTRA_ONLY,
+    "contamination_": ALL_ENABLED,
 }
 # Marts whose splits are already the training selection: their "How to use" block needs no filter.
 SPLIT_TRAINING_MARTS = ("preference_pairs", MIXTURE_MART)
@@ -99,6 +106,36 @@ class SourceDataset:
         return value if HUB_LICENSE_ID.fullmatch(value) else "other"
 
 
+@dataclass(frozen=True)
+class EvalSet:
+    """An `eval_sets` entry of the build (meta.eval_sets). ``key`` is its name: raw_revisions()
+    looks a dataset up by Hub id, then by that key."""
+
+    key: str
+    hub_id: str
+    config: str | None
+    splits: tuple[str, ...] | None
+    fields: tuple[str, ...]
+
+    @classmethod
+    def from_row(cls, r: dict) -> EvalSet:
+        """From a row of meta.eval_sets (or a view with its columns)."""
+        return cls(key=str(r["eval_set"]), hub_id=str(r["hub_id"]), config=None if r.get("config") is None else str(r["config"]),
+                   splits=_json_list(r.get("splits")), fields=_json_list(r.get("fields")) or ())
+
+
+@dataclass
+class Contamination:
+    """What the cards say of benchmark contamination (docs/decontamination.md)."""
+
+    eval_sets: list[EvalSet]
+    settings: dict | None  # ngram, threshold, max_eval_share; None when no eval set is registered
+    # dataset -> its rows of contamination_summary (one per eval set, zeros included), in registry order
+    summary: dict[str, list[dict]] = field(default_factory=dict)
+    # dataset -> {"n_flagged": pairs flagged eval_contamination, "n_only": ... and by no other check}
+    flagged: dict[str, dict] = field(default_factory=dict)
+
+
 @dataclass
 class CardContext:
     """Facts shared by every card of one export (read once from the warehouse and the machine)."""
@@ -118,8 +155,10 @@ class CardContext:
     # a Markdown note every card ends with (`preftools export --card-note diff/diff.md`: the
     # summary of `preftools diff`, "Changes since <revision>"), its headings one level down
     note: str | None = None
+    # the eval sets checked and what they found; None for a warehouse without meta.eval_sets
+    contamination: Contamination | None = None
 
-    def revision(self, d: SourceDataset) -> str:
+    def revision(self, d: SourceDataset | EvalSet) -> str:
         return self.raw_revisions.get(d.hub_id, "unknown")
 
     @property
@@ -164,13 +203,6 @@ def read_extra_datasets(con) -> list[SourceDataset]:
         r = dict(zip(names, row))
         if not (r.get("dataset") and r.get("hub_id")):
             continue
-        splits = None
-        if r.get("splits"):
-            try:
-                parsed = json.loads(r["splits"])
-            except ValueError:
-                parsed = None
-            splits = tuple(str(s) for s in parsed) if isinstance(parsed, list) else None
         out.append(SourceDataset(
             key=str(r["dataset"]),
             group=str(r["dataset"]),
@@ -179,9 +211,57 @@ def read_extra_datasets(con) -> list[SourceDataset]:
             extra=True,
             shape=None if r.get("shape") is None else str(r["shape"]),
             config=None if r.get("config") is None else str(r["config"]),
-            splits=splits,
+            splits=_json_list(r.get("splits")),
         ))
     return out
+
+
+def _json_list(text) -> tuple[str, ...] | None:
+    """A registry column holding a JSON list of names (splits, fields), as a tuple; None when NULL or not a list."""
+    if not text:
+        return None
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return None
+    return tuple(str(s) for s in parsed) if isinstance(parsed, list) else None
+
+
+def _rows(con, sql: str, params: list | None = None) -> list[dict]:
+    cur = con.execute(sql, params or [])
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, row)) for row in cur.fetchall()]
+
+
+def read_contamination(con) -> Contamination | None:
+    """The `eval_sets` entries the build checked the training prompts against (meta.eval_sets, with
+    the rule's settings), each dataset's rows of contamination_summary, and its
+    pairs flagged eval_contamination (preference_pairs). None for a warehouse without
+    meta.eval_sets (built before decontamination)."""
+    schema, table = EVAL_SETS_TABLE
+    if not _table_exists(con, schema, table):
+        return None
+    rows = _rows(con, f"select * from {_quote(schema)}.{_quote(table)} order by registry_order")
+    eval_sets = [EvalSet.from_row(r) for r in rows]
+    settings = {k: rows[0][k] for k in ("ngram", "threshold", "max_eval_share")} if rows else None
+    contamination = Contamination(eval_sets, settings)
+    if rows and _table_exists(con, "main", "contamination_summary"):
+        for r in _rows(
+            con,
+            "select s.* from main.contamination_summary s "
+            f"inner join {_quote(schema)}.{_quote(table)} e on s.eval_set = e.eval_set "
+            "order by s.dataset, e.registry_order",
+        ):
+            contamination.summary.setdefault(r["dataset"], []).append(r)
+    if rows and _table_exists(con, "main", "preference_pairs"):
+        for r in _rows(
+            con,
+            "select dataset, count(*) as n_flagged, count(case when len(integrity_flags) = 1 then 1 end) as n_only "
+            "from main.preference_pairs where list_contains(integrity_flags, ?) group by dataset",
+            [CONTAMINATION_FLAG],
+        ):
+            contamination.flagged[r["dataset"]] = r
+    return contamination
 
 
 def _read_builtin_registry(con) -> tuple[list[SourceDataset], bool]:
@@ -285,7 +365,7 @@ def _fetch_record(raw_dir: Path, hub_id: str) -> str | None:
     return commits.pop() if len(commits) == 1 else None
 
 
-def raw_revisions(build: dict | None, registry: list[SourceDataset]) -> dict[str, str]:
+def raw_revisions(build: dict | None, registry: list[SourceDataset | EvalSet]) -> dict[str, str]:
     """hub_id -> what is known of the raw files' revision: the build's ``raw_revisions`` column when
     it has one; else, when RAW_DATA_DIR is a local folder that still exists, "generated data" for
     the generator's output or the commit the fetcher recorded; else "unknown". Never writes there."""
@@ -388,25 +468,20 @@ def read_biases(con) -> dict[str, dict]:
     """Each dataset's row of pair_bias_profile (slice_kind `dataset`) and rows of
     truncation_collapse, for the cards' "Known biases" section."""
     biases: dict[str, dict] = {}
-
-    def rows(sql: str) -> list[dict]:
-        cur = con.execute(sql)
-        names = [d[0] for d in cur.description]
-        return [dict(zip(names, row)) for row in cur.fetchall()]
-
     if _table_exists(con, "main", "pair_bias_profile"):
-        for row in rows("select * from main.pair_bias_profile where slice_kind = 'dataset' order by dataset"):
+        for row in _rows(con, "select * from main.pair_bias_profile where slice_kind = 'dataset' order by dataset"):
             biases.setdefault(row["dataset"], {"profile": None, "collapse": []})["profile"] = row
     if _table_exists(con, "main", "truncation_collapse"):
-        for row in rows("select * from main.truncation_collapse order by dataset, budget_tokens"):
+        for row in _rows(con, "select * from main.truncation_collapse order by dataset, budget_tokens"):
             biases.setdefault(row["dataset"], {"profile": None, "collapse": []})["collapse"].append(row)
     return biases
 
 
 def read_context(con, build, exported_with: str) -> CardContext:
     registry, in_warehouse = read_registry(con)
+    contamination = read_contamination(con)
     row = _build_row(build)
-    revisions = raw_revisions(row, registry)
+    revisions = raw_revisions(row, registry + (contamination.eval_sets if contamination else []))
     return CardContext(
         registry=registry,
         registry_in_warehouse=in_warehouse,
@@ -416,6 +491,7 @@ def read_context(con, build, exported_with: str) -> CardContext:
         exported_with=exported_with,
         mixture=read_mixture(con),
         biases=read_biases(con),
+        contamination=contamination,
     )
 
 
@@ -425,6 +501,13 @@ def source_record(d: SourceDataset, context: CardContext) -> dict:
     if d.extra:
         record.update(shape=d.shape, config=d.config, splits=list(d.splits) if d.splits is not None else None)
     return record
+
+
+def eval_set_record(e: EvalSet, context: CardContext) -> dict:
+    """One eval set as manifest.json lists it."""
+    return {"name": e.key, "hub_id": e.hub_id, "config": e.config,
+            "splits": list(e.splits) if e.splits is not None else None, "fields": list(e.fields),
+            "revision": context.revision(e)}
 
 
 # --------------------------------------------------------------------------------------------
@@ -618,6 +701,74 @@ def _biases_section(datasets: list[str], biases: dict[str, dict]) -> list[str]:
     return out
 
 
+def _contamination_section(datasets: list[str], context: CardContext, contamination_table: bool) -> list[str]:
+    """The "Benchmark contamination" section: the eval sets the build checked the training prompts
+    against (meta.eval_sets) with their revisions and the rule's settings, and per dataset of the
+    card its pairs flagged eval_contamination and the items of each eval set its prompts hold."""
+    c = context.contamination
+    if c is None:
+        return []
+    out = ["## Benchmark contamination", ""]
+    if contamination_table:
+        out += ["This table is part of the benchmark decontamination check, not training data.", ""]
+    if not c.eval_sets:
+        return out + [
+            "No eval set was registered in this build (the `eval_sets` var), so the training prompts were "
+            "not checked against any benchmark.",
+            "",
+        ]
+    ngram, threshold, limit = c.settings["ngram"], c.settings["threshold"], c.settings["max_eval_share"]
+    out += [
+        "The build checked every training prompt against these benchmarks (the `eval_sets` var): a pair "
+        "whose prompt has a user turn containing one of their items is flagged "
+        f"`{CONTAMINATION_FLAG}` and is not a training pair (its split of `preference_pairs` is "
+        f"`<dataset>{FLAGGED_SUFFIX}`).",
+        "",
+        "| eval set | Hub id | config | splits | fields | revision |",
+        "|---|---|---|---|---|---|",
+    ]
+    for e in c.eval_sets:
+        out.append(
+            f"| {_cell(e.key)} | [{e.hub_id}]({HUB_DATASETS_URL}/{e.hub_id}) | {_cell(e.config or 'default')} "
+            f"| {_cell(', '.join(e.splits) if e.splits else 'all')} | {_cell(', '.join(e.fields))} "
+            f"| {_cell(context.revision(e))} |"
+        )
+    out += [
+        "",
+        f"The rule (the var `contamination`: ngram {ngram}, threshold {threshold:g}, max_eval_share {limit:g}): "
+        "texts are split into tokens (runs of letters and digits, lower-cased); an eval text of at least "
+        f"{ngram} tokens matches a user turn when more than {100 * threshold:g}% of its tokens lie in a run of "
+        f"{ngram} tokens the turn also has, a shorter one when the turn holds all its tokens in a row. A "
+        f"dataset whose prompts hold more than {limit:g}% of an eval set's items is over the limit.",
+        "",
+    ]
+    shown = [d for d in datasets if d in c.summary]
+    if not shown:
+        return out
+    out += [
+        f"| dataset | pairs flagged `{CONTAMINATION_FLAG}` | ... by no other check | items matched, per eval set |",
+        "|---|---:|---:|---|",
+    ]
+    for d in shown:
+        flagged = c.flagged.get(d, {})
+        matched = "; ".join(
+            f"{r['eval_set']} {r['n_eval_items_matched']:,} of {r['n_eval_items']:,} "
+            f"({r['pct_eval_set_matched']:.1f}%{', over the limit' if r['exceeds_limit'] else ''})"
+            for r in c.summary[d] if r["n_eval_items_matched"]
+        )
+        out.append(
+            f"| {_cell(d)} | {flagged.get('n_flagged', 0):,} | {flagged.get('n_only', 0):,} | {_cell(matched or 'none')} |"
+        )
+    out += [
+        "",
+        "*By no other check*: the pairs that would be training pairs without this check. The matches, "
+        "with the evidence, are in the warehouse's `contamination_matches`; one row per dataset and eval "
+        "set in `contamination_summary`.",
+        "",
+    ]
+    return out
+
+
 def _extra_datasets_table(mart: str, extra: list[SourceDataset], splits: dict[str, int]) -> list[str]:
     """The `extra_datasets` entries among a mart's sources: shape and what was read of them."""
     out = [
@@ -707,10 +858,14 @@ def render_card(
 
     if mart == MIXTURE_MART and context.mixture:
         out += _mixture_table(context.mixture)
-    if training or "is_flagged" in {c for c, _ in columns}:  # the tables of training pairs
-        # a dataset of preference_pairs is a built-in group (rever: rever_judge + rever_rubric) or an entry
-        named = [name for d in sources for name in (d.group, d.key)] + train_splits
-        out += _biases_section(list(dict.fromkeys(named)), context.biases)
+    names = {c for c, _ in columns}
+    pairs_table = training or "is_flagged" in names  # the tables of training pairs
+    # a dataset of preference_pairs is a built-in group (rever: rever_judge + rever_rubric) or an entry
+    datasets = list(dict.fromkeys([name for d in sources for name in (d.group, d.key)] + train_splits))
+    if pairs_table:
+        out += _biases_section(datasets, context.biases)
+    if pairs_table or EVAL_SET_COLUMN in names:
+        out += _contamination_section(datasets, context, contamination_table=EVAL_SET_COLUMN in names)
 
     # how to use
     load_line = 'ds = load_dataset("ORG/NAME")  # the Hub id of this dataset, or the local folder holding this card'

@@ -26,10 +26,12 @@ Layout (``$EXPORT_DIR``, default ``exports/``)::
                                                     schema, source datasets (Hub id, licence,
                                                     revision), the dbt build that made them; the
                                                     build's `extra_datasets` entries (name, Hub id,
-                                                    shape, licence, revision); the command line
-                                                    (no path of the build machine: the raw data is
-                                                    named by its revision, the warehouse and export
-                                                    folder by their variables)
+                                                    shape, licence, revision); the `eval_sets`
+                                                    entries the prompts were checked against (Hub
+                                                    id, revision) and the rule's settings; the
+                                                    command line (no path of the build machine:
+                                                    the raw data is named by its revision, the
+                                                    warehouse and export folder by their variables)
 
 Loading: ``datasets.load_dataset("<EXPORT_DIR>/<mart>")`` gives a ``train`` split, for
 ``training_mixture`` a ``training_mixture`` split, and for ``preference_pairs`` one split per
@@ -835,6 +837,10 @@ def export(
                         {"name": d.key, **{k: v for k, v in cards.source_record(d, context).items() if k != "dataset"}}
                         for d in context.extra_datasets
                     ],
+                    # the build's `eval_sets` entries (meta.eval_sets) and the rule's settings
+                    "eval_sets": [cards.eval_set_record(e, context)
+                                  for e in (context.contamination.eval_sets if context.contamination else [])],
+                    "contamination": context.contamination.settings if context.contamination else None,
                     "marts": {name: entries[name] for name in sorted(entries)},
                 }
                 try:

@@ -19,12 +19,16 @@ refuses it):
   its pairs (in its training split, flagged), flags by kind, rejected raw rows by reason and, for a
   scored entry, a summary and a histogram of its margins;
 - the training mixture: per dataset of the `mixture` var, the fraction asked, its clean pairs and
-  the pairs taken.
+  the pairs taken;
+- benchmark contamination: the eval sets the training prompts were checked against (meta.eval_sets:
+  Hub id, revision, the rule's settings), per dataset and eval set the items its prompts hold and the
+  pairs flagged, and one example match per eval set with its evidence.
 
 How it is built: every number is aggregated in the warehouse, by the dbt views of
 models/reporting/ (schema ``reporting``, one per chart, note or headline block); this module only
 selects from them and renders (the warehouse is opened read-only, so a notebook may hold it open
-too). Only those small aggregates reach Altair, never a response or prompt text. Each chart's
+too). Only those small aggregates reach Altair, never a response or prompt text (the one exception:
+the evidence of the example matches, a benchmark's own tokens, lower-cased). Each chart's
 Vega-Lite spec, data included, sits in the page as a
 ``<script type="application/json" id="spec-<chart>">`` block, and the Vega, Vega-Lite and
 vega-embed JavaScript is inlined once (the bundle that vl-convert-python ships, matching Altair's
@@ -50,7 +54,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from preftools import warehouse
+from preftools import cards, warehouse
 from preftools.cli import EXIT_ERROR, unexpected_error
 from preftools.warehouse import DEFAULT_DUCKDB_PATH
 
@@ -632,6 +636,73 @@ def training_mixture_section(con, tables: set[str]) -> Section:
     return section
 
 
+def contamination_section(con, tables: set[str]) -> Section:
+    section = Section(
+        "contamination",
+        "Benchmark contamination",
+        "Benchmark contamination: training prompts that hold a benchmark's items",
+        "Every user turn of the training prompts is checked against the eval sets registered with the dbt var "
+        "eval_sets (docs/decontamination.md): a pair whose prompt holds an item is flagged eval_contamination and "
+        "leaves the training split. Per dataset and eval set with a match: the eval set's items its prompts hold and "
+        "its pairs flagged; a share over max_eval_share (the var contamination) is over the limit.",
+        ["contamination_summary", "contamination_matches", "eval_items"],
+    )
+    if not _require(section, tables, ["rpt_contamination_eval_sets", "rpt_contamination_summary",
+                                      "rpt_contamination_examples"]):
+        return section
+    eval_sets = fetch_rows(con, "select * from reporting.rpt_contamination_eval_sets order by registry_order")
+    if not eval_sets:
+        section.notes.append(
+            "No eval set is registered in this build, so the training prompts were not checked against any benchmark "
+            "(dbt build --vars \"$(cat examples/eval_sets.yml)\" registers the benchmarks of that file)."
+        )
+        return section
+    entries = [cards.EvalSet.from_row(e) for e in eval_sets]
+    revisions = cards.raw_revisions(build_info(con, tables), entries)
+    section.tables.append(Table(
+        "contamination-eval-sets",
+        ["eval set", "Hub id", "config", "splits", "fields", "items", "revision"],
+        [[d.key, d.hub_id, d.config or "default", ", ".join(d.splits) if d.splits else "all", ", ".join(d.fields),
+          _num(e["n_eval_items"]), revisions[d.hub_id]] for d, e in zip(entries, eval_sets)],
+        numeric={5},
+    ))
+    settings = eval_sets[0]  # the var contamination, on every row
+    section.intro += (
+        f" The rule's settings in this build: ngram {settings['ngram']}, threshold {settings['threshold']:g} (the share "
+        f"of an eval text's tokens a user turn must cover), max_eval_share {settings['max_eval_share']:g}%."
+    )
+    summary = fetch_rows(con, "select * from reporting.rpt_contamination_summary order by dataset, registry_order")
+    matched = [r for r in summary if r["n_eval_items_matched"]]
+    section.tables.append(Table(
+        "contamination-summary",
+        ["dataset", "eval set", "items matched", "% of the eval set", "prompts", "pairs flagged", "over max_eval_share"],
+        [[r["dataset"], r["eval_set"], f"{_num(r['n_eval_items_matched'])} / {_num(r['n_eval_items'])}",
+          f"{r['pct_eval_set_matched']:.1f}%", _num(r["n_prompts_matched"]), _num(r["n_pairs_flagged"]),
+          f"yes (> {r['max_eval_share']:g}%)" if r["exceeds_limit"] else ""] for r in matched],
+        numeric={2, 3, 4, 5},
+    ))
+    section.notes.append(
+        f"{len(summary) - len(matched):,} of the {len(summary):,} dataset x eval set combinations match no item."
+        if matched else "No training prompt holds an item of these eval sets."
+    )
+    order = {e["eval_set"]: e["registry_order"] for e in eval_sets}
+    examples = sorted(fetch_rows(con, "select * from reporting.rpt_contamination_examples"), key=lambda r: order[r["eval_set"]])
+    if examples:
+        section.tables.append(Table(
+            "contamination-examples",
+            ["eval set", "item", "field (turn)", "dataset", "prompt_id", "match", "coverage", "longest shared run"],
+            [[r["eval_set"], str(r["item_id"]), f"{r['field']} ({r['turn']})", r["dataset"], r["prompt_id"],
+              r["match_kind"], f"{r['coverage']:.2f}", r["longest_shared_run"]] for r in examples],
+            numeric={1, 6},
+        ))
+        section.notes.append(
+            "Examples: per eval set, its match of highest coverage; the longest shared run is the longest run of the "
+            "eval text's tokens found in the prompt. Every match is in contamination_matches, every flagged pair "
+            "with its evidence in audits.contaminated_pairs."
+        )
+    return section
+
+
 def known_biases_section(con, tables: set[str]) -> Section:
     import altair as alt
 
@@ -703,6 +774,7 @@ SECTIONS: list[Callable] = [
     extra_datasets_sections,
     known_biases_section,
     training_mixture_section,
+    contamination_section,
 ]
 
 
@@ -792,7 +864,7 @@ def build_info(con, tables: set[str]) -> dict | None:
         return None
     rows = fetch_rows(
         con,
-        "select invocation_id, random_seed, raw_data_dir, built_at, datasets, dbt_version, target_name "
+        "select invocation_id, random_seed, raw_data_dir, raw_revisions, built_at, datasets, dbt_version, target_name "
         "from meta.warehouse_build_info",
     )
     return rows[0] if rows else None

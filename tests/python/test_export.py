@@ -5,7 +5,9 @@ a write error mid-export, SIGTERM, SIGKILL, a locked or missing warehouse) leave
 export intact, no partial or temporary files, and one clear line.
 
 Expected values come from the warehouse itself (information_schema, ``count(*)``, the rows as
-DuckDB returns them to Python) and from the issue text, never from preftools/export.py.
+DuckDB returns them to Python) and from the issue text, never from preftools/export.py. The cards'
+benchmark contamination section is checked on the session warehouse (no eval set registered) and
+on test_contamination's build with examples/eval_sets.yml, then published to the stand-in Hub.
 """
 
 from __future__ import annotations
@@ -29,7 +31,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from conftest import REPO
+from hub_standin import TOKEN, hub_env
 from preftools import export as ex
+from test_contamination import built  # noqa: F401 - the fixture: one build with examples/eval_sets.yml, shared
 
 pytestmark = pytest.mark.slow
 
@@ -626,6 +630,110 @@ def test_card_provenance(exported, warehouse, con):
     head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True)
     commit = head.stdout.strip() if head.returncode == 0 else "unknown"
     assert f"| project commit at export time | `{commit}`" in body
+
+
+# --------------------------------------------------------------------------------------------
+# the cards' benchmark contamination section
+
+CONTAMINATION = "## Benchmark contamination"
+CONTAMINATION_MARTS = ["preference_pairs", "ultrafeedback_curated", "code_ultrafeedback_pairs", "eval_items",
+                       "contamination_matches", "contamination_summary"]
+
+
+def card_section(body: str, heading: str) -> str:
+    return body.split(heading, 1)[1].split("\n## ", 1)[0]
+
+
+def table_rows(section: str, first_header: str) -> dict[str, list[str]]:
+    """The rows of the Markdown table whose header starts with ``first_header``, by first cell."""
+    lines = section[section.index(f"| {first_header} |"):].split("\n\n", 1)[0].splitlines()[2:]
+    cells = [[c.strip() for c in line.strip().strip("|").split(" | ")] for line in lines]
+    return {row[0]: row for row in cells}
+
+
+def test_cards_say_when_no_eval_set_was_checked(exported, con):
+    """The session build registers no eval set: the cards of pairs say their prompts were not checked."""
+    assert con.execute("select count(*) from meta.eval_sets").fetchone()[0] == 0
+    for mart in ("preference_pairs", "ultrafeedback_curated", "contamination_summary"):
+        section = card_section((exported / mart / "README.md").read_text(encoding="utf-8"), CONTAMINATION)
+        assert "No eval set was registered in this build" in section, mart
+    assert CONTAMINATION not in (exported / "ultrafeedback_completion_scores" / "README.md").read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def contaminated(built, tmp_path_factory):  # noqa: F811 - the imported fixture
+    """(warehouse, export folder, manifest): the contamination build's marts that hold pairs or
+    contamination, exported."""
+    warehouse, rc, output = built
+    assert rc == 0, output[-6000:]
+    out = tmp_path_factory.mktemp("contamination_export") / "exports"
+    proc = run_cli("--duckdb-path", str(warehouse.path), "--export-dir", str(out), "--marts", ",".join(CONTAMINATION_MARTS))
+    assert proc.returncode == 0, proc.stderr
+    return warehouse, out, json.loads((out / "manifest.json").read_text())
+
+
+def test_cards_list_the_eval_sets_checked(contaminated):
+    """Every card of pairs or contamination lists the eval sets of meta.eval_sets with their Hub id
+    and the revision the build recorded, and the rule's settings; so does the manifest."""
+    wh, out, manifest = contaminated
+    eval_sets = wh.rows("select * from meta.eval_sets order by registry_order")
+    assert eval_sets
+    revisions = wh.scalar("select raw_revisions from meta.warehouse_build_info")
+    try:
+        recorded = json.loads(revisions)
+    except ValueError:
+        recorded = None
+    revision = {e["hub_id"]: recorded.get(e["hub_id"], "unknown") if isinstance(recorded, dict) else revisions
+                for e in eval_sets}
+    settings = eval_sets[0]
+    for mart in CONTAMINATION_MARTS:
+        section = card_section((out / mart / "README.md").read_text(encoding="utf-8"), CONTAMINATION)
+        rows = table_rows(section, "eval set")
+        assert list(rows) == [e["eval_set"] for e in eval_sets], mart
+        for e in eval_sets:
+            row = rows[e["eval_set"]]
+            assert row[1] == f"[{e['hub_id']}](https://huggingface.co/datasets/{e['hub_id']})" and row[-1] == revision[e["hub_id"]]
+        assert (f"ngram {settings['ngram']}, threshold {settings['threshold']:g}, "
+                f"max_eval_share {settings['max_eval_share']:g}") in section, mart
+        assert ("not training data" in section) == (mart in ("eval_items", "contamination_matches", "contamination_summary"))
+    assert [(e["name"], e["hub_id"], e["revision"]) for e in manifest["eval_sets"]] == [
+        (e["eval_set"], e["hub_id"], revision[e["hub_id"]]) for e in eval_sets]
+    assert manifest["contamination"] == {k: settings[k] for k in ("ngram", "threshold", "max_eval_share")}
+
+
+def test_cards_count_each_datasets_contaminated_pairs(contaminated, hub, tmp_path):
+    """Per dataset of the card: its pairs flagged eval_contamination (and by that check alone), counted
+    from preference_pairs' flags, and the items of each eval set its prompts hold, from
+    contamination_summary. `make publish` uploads the card as exported."""
+    wh, out, _ = contaminated
+    flagged, alone = Counter(), Counter()
+    for r in wh.rows("select dataset, integrity_flags from main.preference_pairs"):
+        if "eval_contamination" in r["integrity_flags"]:
+            flagged[r["dataset"]] += 1
+            alone[r["dataset"]] += r["integrity_flags"] == ["eval_contamination"]
+    assert flagged
+    summary = wh.rows("select s.* from main.contamination_summary s join meta.eval_sets e using (eval_set) "
+                      "order by s.dataset, e.registry_order")
+    every = sorted({r["dataset"] for r in summary})
+    for mart, datasets in {"preference_pairs": every, "contamination_summary": every,
+                           "ultrafeedback_curated": ["ultrafeedback"], "code_ultrafeedback_pairs": ["code_ultrafeedback"]}.items():
+        section = card_section((out / mart / "README.md").read_text(encoding="utf-8"), CONTAMINATION)
+        rows = table_rows(section, "dataset")
+        assert sorted(rows) == datasets, mart
+        for d in datasets:
+            matched = "; ".join(
+                f"{r['eval_set']} {r['n_eval_items_matched']:,} of {r['n_eval_items']:,} "
+                f"({r['pct_eval_set_matched']:.1f}%{', over the limit' if r['exceeds_limit'] else ''})"
+                for r in summary if r["dataset"] == d and r["n_eval_items_matched"]) or "none"
+            assert rows[d] == [d, f"{flagged[d]:,}", f"{alone[d]:,}", matched], (mart, d)
+    assert "| dataset |" not in card_section((out / "eval_items" / "README.md").read_text(encoding="utf-8"), CONTAMINATION)
+
+    repo = "pref-org/decontaminated-pairs"
+    proc = subprocess.run([sys.executable, "-m", "preftools.publish", "--export-dir", str(out), "--repo", repo],
+                          cwd=tmp_path, env=hub_env(hub.endpoint, tmp_path / "hf_home", token=TOKEN, unset=("EXPORT_DIR",)),
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert hub.files(repo)["README.md"] == (out / "preference_pairs" / "README.md").read_bytes()
 
 
 def test_spark_layout_export_has_cards_without_descriptions(warehouse, tmp_path):

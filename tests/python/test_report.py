@@ -8,11 +8,13 @@ The charts' data is checked against the warehouse where it is a mart's own row, 
 independent computation from the raw files (rules written from the marts' docs) where the
 report aggregates: the UltraFeedback score grid, the best-rated/best-overall
 disagreement by source, the ReVeR tool-call rates and pair counts, the CodeUltraFeedback
-published pair count.
+published pair count. The benchmark contamination section is checked on the session warehouse (no
+eval set registered) and on test_contamination's build with examples/eval_sets.yml.
 """
 
 from __future__ import annotations
 
+import html
 import json
 import math
 import re
@@ -29,6 +31,7 @@ import pytest
 from benchmarks.reference import aspect_ratings, best_index, mean_rating
 from conftest import REPO
 from preftools.hub_layout import read_table
+from test_contamination import built  # noqa: F401 - the fixture: one build with examples/eval_sets.yml, shared
 
 pytestmark = pytest.mark.slow
 
@@ -116,6 +119,29 @@ def spec_values(spec) -> list[dict]:
 
     walk(spec)
     return rows
+
+
+def table_cells(text: str, table_id: str) -> list[list[str]]:
+    """The cells of a figures table, header row first, as the page shows them."""
+    m = re.search(rf'<table class="figures" id="table-{re.escape(table_id)}">(.*?)</table>', text, re.S)
+    assert m, f"no table {table_id}"
+    return [[html.unescape(re.sub(r"<[^>]+>", "", c)) for c in re.findall(r"<t[dh][^>]*>(.*?)</t[dh]>", row)]
+            for row in re.findall(r"<tr>(.*?)</tr>", m.group(1), re.S)]
+
+
+def section_html(text: str, section_id: str) -> str:
+    start = text.index(f'<section id="{section_id}">')
+    return text[start:text.index("</section>", start)]
+
+
+def recorded_revision(raw_revisions: str, hub_id: str) -> str:
+    """What meta.warehouse_build_info.raw_revisions says of a dataset: its entry when the column is a
+    JSON object, else the one text every dataset shares."""
+    try:
+        recorded = json.loads(raw_revisions)
+    except ValueError:
+        return raw_revisions
+    return recorded.get(hub_id, "unknown") if isinstance(recorded, dict) else raw_revisions
 
 
 def read_raw(raw_dir: Path, hub_id: str) -> list[dict]:
@@ -375,6 +401,82 @@ def test_judge_agreement_chart_data(specs, warehouse):
     sides = {r["judge_sides_with"]: r["n_pairs"] for r in rows if "judge_sides_with" in r}
     assert sum(sides.values()) == summary["n_ratings_disagree"]
     assert sides["average rating (fixed)"] == summary["n_disagreements_judge_sides_with_average_rating"]
+
+
+# --------------------------------------------------------------------------------------------
+# benchmark contamination
+
+
+@pytest.fixture(scope="module")
+def contaminated_report(built, tmp_path_factory):  # noqa: F811 - the imported fixture
+    """(warehouse, report text) of the build with the eval sets of examples/eval_sets.yml."""
+    warehouse, rc, output = built
+    assert rc == 0, output[-6000:]
+    out = tmp_path_factory.mktemp("contamination_report") / "audit_report.html"
+    proc = run_report(warehouse.path, out)
+    assert proc.returncode == 0, proc.stderr
+    return warehouse, out.read_text(encoding="utf-8")
+
+
+def test_contamination_section_without_eval_sets(report, warehouse):
+    """The session build registers no eval set: the section says so in one line, with no table."""
+    _, text, _ = report
+    assert warehouse.scalar("select count(*) from meta.eval_sets") == 0
+    section = section_html(text, "contamination")
+    assert "No eval set is registered in this build" in section
+    assert "<table" not in section and "not-built" not in section
+
+
+def test_contamination_section_lists_the_eval_sets_checked(contaminated_report):
+    """Each eval set of meta.eval_sets in registry order, with its Hub id, items, the revision the
+    build recorded, and the rule's settings."""
+    wh, text = contaminated_report
+    eval_sets = wh.rows("select * from meta.eval_sets order by registry_order")
+    assert eval_sets
+    items = {r["eval_set"]: r["n"] for r in wh.rows("select eval_set, count(distinct item_id) as n from main.eval_items group by 1")}
+    revisions = wh.scalar("select raw_revisions from meta.warehouse_build_info")
+    cells = table_cells(text, "contamination-eval-sets")
+    rows = [dict(zip(cells[0], row)) for row in cells[1:]]
+    assert [(r["eval set"], r["Hub id"], r["items"], r["revision"]) for r in rows] == [
+        (e["eval_set"], e["hub_id"], f"{items[e['eval_set']]:,}", recorded_revision(revisions, e["hub_id"]))
+        for e in eval_sets]
+    settings = eval_sets[0]
+    section = html.unescape(section_html(text, "contamination"))
+    assert (f"ngram {settings['ngram']}, threshold {settings['threshold']:g}" in section
+            and f"max_eval_share {settings['max_eval_share']:g}%" in section)
+
+
+def test_contamination_section_has_the_summary_and_examples(contaminated_report):
+    """Every (dataset, eval set) of contamination_summary with an item matched, with its numbers and
+    the rows over max_eval_share marked; per eval set with a match, its match of highest coverage
+    with the evidence as contamination_matches has it."""
+    wh, text = contaminated_report
+    summary = wh.rows("select * from main.contamination_summary where n_eval_items_matched > 0")
+    assert any(r["exceeds_limit"] for r in summary)
+    cells = table_cells(text, "contamination-summary")
+    got = {(row[0], row[1]): dict(zip(cells[0], row)) for row in cells[1:]}
+    assert sorted(got) == sorted((r["dataset"], r["eval_set"]) for r in summary)
+    for r in summary:
+        g = got[(r["dataset"], r["eval_set"])]
+        assert g["items matched"] == f"{r['n_eval_items_matched']:,} / {r['n_eval_items']:,}"
+        assert g["% of the eval set"] == f"{r['pct_eval_set_matched']:.1f}%"
+        assert (g["prompts"], g["pairs flagged"]) == (f"{r['n_prompts_matched']:,}", f"{r['n_pairs_flagged']:,}")
+        assert g["over max_eval_share"].startswith("yes") == r["exceeds_limit"]
+    n_all = wh.scalar("select count(*) from main.contamination_summary")
+    assert f"{n_all - len(summary):,} of the {n_all:,} dataset x eval set combinations match no item" in text
+
+    matches = wh.rows("select * from main.contamination_matches")
+    key = ("dataset", "prompt_id", "eval_set", "item_id", "field", "turn")
+    by_key = {tuple(m[k] for k in key): m for m in matches}
+    cells = table_cells(text, "contamination-examples")
+    examples = [dict(zip(cells[0], row)) for row in cells[1:]]
+    assert sorted(e["eval set"] for e in examples) == sorted({m["eval_set"] for m in matches})
+    for e in examples:
+        field, turn = re.fullmatch(r"(.*) \((\d+)\)", e["field (turn)"]).groups()
+        m = by_key[(e["dataset"], e["prompt_id"], e["eval set"], int(e["item"]), field, int(turn))]
+        assert (e["match"], e["longest shared run"]) == (m["match_kind"], m["longest_shared_run"])
+        best = max(x["coverage"] for x in matches if x["eval_set"] == e["eval set"])
+        assert m["coverage"] == best and e["coverage"] == f"{best:.2f}"
 
 
 # --------------------------------------------------------------------------------------------
