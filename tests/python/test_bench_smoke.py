@@ -101,9 +101,11 @@ def test_report_is_complete(bench):
     for attr in ("wall_seconds", "cpu_seconds"):
         assert steps["writing_peer"][attr] == pytest.approx(
             steps["peer_sql"][attr] + steps["peer_vader"][attr] + steps["peer_write"][attr], abs=0.01)
-    # the targets: 1-4 and 7 measured in this run, 5 and 6 not (no rebuild, no make test here)
+    # the targets: 1-4 and 7 measured in this run, 5, 6 and 8 not (no rebuild, no make test, no
+    # build with the eval sets here)
     targets = saved["summary"]["targets"]
-    assert sorted({t["target"] for t in targets}) == [1, 2, 3, 4, 5, 6, 7]
+    assert sorted({t["target"] for t in targets}) == [1, 2, 3, 4, 5, 6, 7, 8]
+    assert all(t["figure"] is None for t in targets if t["target"] == 8)
 
     def figure(number: int, end: str = "") -> float | None:
         (target,) = [t for t in targets if t["target"] == number and t["what"].endswith(end)]
@@ -317,6 +319,7 @@ def test_targets_from_the_steps_of_one_run():
                                  model_seconds={"int_ultrafeedback__critique_sentiment_scores": 11.0}),
         "same_work": _step("same work", 21.0, 30.0, peak=int(2.5 * 1024**3)),
         "make_test": _step("make test", 290.0, 500.0),
+        "build_eval_sets": _step("build with the eval sets", 33.0, 72.0, peak=int(1.8 * 1024**3)),
     }
     checks = [{"check": "a", "ok": True}, {"check": "b", "ok": True}]
     peer_checks = [{"check": "a", "ok": True}, {"check": "c", "ok": False}]
@@ -345,6 +348,11 @@ def test_targets_from_the_steps_of_one_run():
     assert format_target(by[(2, "peer, wall")]).startswith("target 2: 2.00x (<= 2.00x, aim 1.50x) met")
     assert format_target(by[(2, "writing peer, wall")]).startswith("target 2: 1.50x (<= 2.00x, aim 1.50x) met")
     assert format_target(rebuild).startswith("target 5: 12.00 s (<= 10.00 s) not met")
+    # target 8: the build with the example eval sets over the build without them, and its peak RSS
+    assert by[(8, "without, wall")]["figure"] == 1.1 and by[(8, "without, wall")]["met"]  # 33 / 30, limit 1.15
+    assert by[(8, "without, CPU")]["figure"] == 1.2 and not by[(8, "without, CPU")]["met"]  # 72 / 60
+    (eval_rss,) = [t for t in targets if t["target"] == 8 and t["unit"] == "GiB"]
+    assert eval_rss["figure"] == 1.8 and eval_rss["met"]  # limit 2 GiB
 
     # the writing step failed: the figures over the writing peer are not measured, the others are
     failed_write = {**steps, "peer_write": _step("peer write", 5.0, 4.0, rc=1),

@@ -63,9 +63,11 @@ def builds(request, tmp_path_factory) -> Builds:
     work = tmp_path_factory.mktemp("spark_vs_duckdb")
     duckdb_path = work / "duckdb" / "warehouse.duckdb"
     warehouse = work / "spark" / "warehouse"
-    # the registry's example entries too (the sample has stand-ins of all five): their shapes'
-    # SQL (message lists, transcripts, rated picks) runs on both engines
-    extra = ["--vars", (REPO / "examples" / "extra_datasets.yml").read_text()]
+    # the registry's example entries too (the sample has stand-ins of all five, and of the seven
+    # eval sets): their shapes' SQL (message lists, transcripts, rated picks) and the
+    # decontamination rule run on both engines
+    extra = ["--vars", (REPO / "examples" / "extra_datasets.yml").read_text() + "\n"
+             + (REPO / "examples" / "eval_sets.yml").read_text()]
     duckdb_result = run_dbt(["build", *extra], RAW_DIR, duckdb_path, work / "duckdb", check=False)
     started = time.monotonic()
     spark_result = run_dbt(

@@ -1,7 +1,8 @@
 -- Every dataset's pairs before the checks every dataset gets, the same columns for each: the
 -- rows of preference_pairs. The built-in datasets whose groups the `datasets` var enables
 -- come first, then the `extra_datasets` entries in order. A view: preference_pairs reads it
--- whole, contamination_matches reads only the prompts.
+-- whole, contamination_matches reads only the prompts. Its refs name no database, so the view
+-- keeps working (and is reused) in a copied or renamed warehouse file.
 {{ config(materialized='view') }}
 {%- set parts = [] %}
 
@@ -29,7 +30,7 @@ ultrafeedback_pairs as (
         margin,
         dataset_flags as integrity_flags,
         0 as registry_order
-    from {{ ref('int_ultrafeedback__pairs') }}
+    from {{ ref('int_ultrafeedback__pairs').include(database=False) }}
 
 ),
 
@@ -56,7 +57,7 @@ code_ultrafeedback_pairs as (
         margin,
         dataset_flags as integrity_flags,
         1 as registry_order
-    from {{ ref('int_code_ultrafeedback__pairs') }}
+    from {{ ref('int_code_ultrafeedback__pairs').include(database=False) }}
 
 ),
 
@@ -65,7 +66,7 @@ code_ultrafeedback_pairs as (
 {%- do parts.append('rever_kept_pairs') %}
 rever_pairs as (
 
-    select * from {{ ref('int_rever__pairs') }}
+    select * from {{ ref('int_rever__pairs').include(database=False) }}
 
 ),
 
@@ -75,7 +76,7 @@ rever_flags as (
     select
         id,
         {{ sorted_distinct_list_agg('kind') }} as integrity_flags
-    from {{ ref('rever_integrity') }}
+    from {{ ref('rever_integrity').include(database=False) }}
     where id is not null and kind != 'not_kept'
     group by id
 
@@ -134,7 +135,7 @@ extra_pairs as (
         source_row,
         chosen_index,
         rejected_index
-    from {{ ref('int_extra__pairs') }}
+    from {{ ref('int_extra__pairs').include(database=False) }}
 
 ),
 
