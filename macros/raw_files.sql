@@ -67,9 +67,16 @@
 
 {#- Spark: the path-based source of data file `f`, ``parquet.`<file>` ``, ``json.`<file>` `` or
     ``csv.`<file>` `` with the options that read it as DuckDB does (a header row, quoted fields
-    over several lines, "" for a quote inside one; every column a string). -#}
+    over several lines, "" for a quote inside one; every column a string). A JSON file whose first
+    line starts with `[` is one array of records (read whole, `multiLine`); else JSON Lines. -#}
 {% macro spark_file_source(f) %}
-    {%- set options = " with ('header' = 'true', 'multiLine' = 'true', 'escape' = '\"')" if f.format == 'csv' else '' -%}
+    {%- set options = '' -%}
+    {%- if f.format == 'csv' -%}
+        {%- set options = " with ('header' = 'true', 'multiLine' = 'true', 'escape' = '\"')" -%}
+    {%- elif f.format == 'json' and execute -%}
+        {%- set first = run_query('select trim(value) from text.' ~ spark_path(f.full) ~ " where trim(value) != '' limit 1").rows -%}
+        {%- if first and first[0][0].startswith('[') -%}{%- set options = " with ('multiLine' = 'true')" -%}{%- endif -%}
+    {%- endif -%}
     {{ return(f.format ~ '.' ~ spark_path(f.full) ~ options) }}
 {% endmacro %}
 
