@@ -121,3 +121,10 @@
 {% macro spark__sorted_union_lists(a, b) -%}
     array_sort(array_distinct(concat(coalesce({{ a }}, array()), coalesce({{ b }}, array()))))
 {%- endmacro %}
+
+{#- Whether a list holds a value (NULL for a NULL list). -#}
+{% macro list_has(list_expr, value) -%}
+    {{ return(adapter.dispatch('list_has', 'preference_warehouse')(list_expr, value)) }}
+{%- endmacro %}
+{% macro default__list_has(list_expr, value) -%} list_contains({{ list_expr }}, {{ value }}) {%- endmacro %}
+{% macro spark__list_has(list_expr, value) -%} array_contains({{ list_expr }}, {{ value }}) {%- endmacro %}

@@ -2,7 +2,8 @@
 -- found whole (docs/decontamination.md): the share of the eval text's tokens covered, whether the
 -- turn is exact, and the longest run of covered positions. Hash joins on n-gram strings, eval side
 -- first: a turn's n-grams are kept only where an eval text has them, and a short eval text (fewer
--- than n tokens) is looked up among the turns' k-grams of its length k. Empty without eval sets.
+-- than n tokens) is looked up among the turn's k-grams that start with a short text's first token.
+-- Empty without eval sets.
 {%- set n = contamination_settings().ngram %}
 {%- set offsets = [] %}
 {%- for i in range(n) %}{%- do offsets.append(i ~ '') %}{%- endfor %}
@@ -182,15 +183,19 @@ gram_matches as (
 
 ),
 
-short_lengths as (
+-- the short eval texts' first tokens and lengths
+short_starts as (
 
-    select distinct n_tokens as k
-    from eval_wholes
+    select
+        {{ sorted_distinct_list_agg(list_at('tokens', 0)) }} as first_tokens,
+        {{ sorted_distinct_list_agg('n_tokens') }} as lengths
+    from eval_texts
     where n_tokens < {{ n }}
 
 ),
 
--- short eval texts found whole inside a turn, and turns equal to an eval text
+-- short eval texts found whole inside a turn (a turn's k-grams of the short texts' lengths k, only
+-- where a short text's first token stands), and turns equal to an eval text
 whole_matches as (
 
     select distinct
@@ -207,12 +212,17 @@ whole_matches as (
         select dataset, prompt_id, turn_index, false as is_exact, piece
         from (
             select
-                dataset,
-                prompt_id,
-                turn_index,
-                {{ explode_with_index(token_ngrams('tokens', 'short_lengths.k'), 'start_position', 'piece') }}
+                turns.dataset,
+                turns.prompt_id,
+                turns.turn_index,
+                {{ explode_with_index(
+                    'flatten(' ~ list_transform(
+                        positions_where(list_size('turns.tokens'), list_has('short_starts.first_tokens', list_at('turns.tokens', 'i'))),
+                        'i',
+                        list_transform('short_starts.lengths', 'k', list_join(list_slice0('turns.tokens', 'i', 'i + k'), "' '"))) ~ ')',
+                    'piece_index', 'piece') }}
             from turns
-            cross join short_lengths
+            cross join short_starts
         ) as short_pieces
 
         union all
@@ -224,6 +234,7 @@ whole_matches as (
             true as is_exact,
             {{ list_join('tokens', "' '") }} as piece
         from turns
+        where {{ list_size('tokens') }} in (select eval_wholes.n_tokens from eval_wholes)
     ) as pieces
     inner join eval_wholes
         on pieces.piece = eval_wholes.whole
