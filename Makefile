@@ -94,14 +94,14 @@ bench: install
 export: install
 	$(BIN)/preftools export $(if $(CARD_NOTE),--card-note "$(CARD_NOTE)")
 
-# One exported mart of $(EXPORT_DIR) to the Hugging Face Hub as a dataset repo (preftools/publish.py):
+# One exported mart of $(EXPORT_DIR) to the Hugging Face Hub as a dataset repo (preftools/outputs/publish.py):
 #   make publish REPO=org/name [MART=ultrafeedback_curated] [PRIVATE=1] [REVISION=<branch>]
 publish: install
 	@test -n "$(REPO)" || { echo "make publish needs REPO=org/name, the Hub dataset repo to upload to" >&2; exit 2; }
 	$(BIN)/preftools publish --repo "$(REPO)" $(if $(MART),--mart "$(MART)") \
 	  $(if $(filter-out 0 false no,$(PRIVATE)),--private) $(if $(REVISION),--revision "$(REVISION)")
 
-# What changed between two builds (preftools/diff.py): OUT/diff.duckdb (every table and view of main
+# What changed between two builds (preftools/outputs/diff.py): OUT/diff.duckdb (every table and view of main
 # and audits, row by row; the training pairs added, removed, flipped or moved between splits) and
 # OUT/diff.md, the summary (also printed). Both files are opened read-only.
 #   make diff OLD=old/warehouse.duckdb NEW=warehouse.duckdb [OUT=diff]

@@ -20,7 +20,7 @@ from pathlib import Path
 import duckdb
 
 from benchmarks.reference import HUB_IDS
-from preftools.contract import DATASETS_BY_KEY
+from preftools.inputs.contract import DATASETS_BY_KEY
 
 
 

@@ -46,15 +46,15 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from preftools.contract import DATASETS_BY_KEY, duckdb_types
-from preftools.export import list_marts
+from preftools.inputs.contract import DATASETS_BY_KEY, duckdb_types
+from preftools.outputs.export import list_marts
 
 SQL_FILE = Path(__file__).with_name("peer.sql")
 # the tables peer.sql leaves, written to <out>/<name>.parquet (the reference's names)
 OUTPUTS = ("uf_completions", "uf_prompts", "code_published", "code_quarantine", "code_corrected",
            "rever_trajectories", "rever_pairs")
 SENTIMENT_OUTPUT = "uf_critique_sentiment"
-# the views peer.sql reads: view name -> dataset key (preftools.contract)
+# the views peer.sql reads: view name -> dataset key (preftools.inputs.contract)
 RAW_VIEWS = {"uf_raw": "ultrafeedback", "cuf_raw": "code_ultrafeedback",
              "rever_judge_raw": "rever_judge", "rever_rubric_raw": "rever_rubric"}
 BATCH_ROWS = 10_000  # critiques per record batch, and per task of the VADER pool

@@ -47,7 +47,7 @@ from typing import Any, Callable, Iterable, Iterator
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from preftools.hub_layout import local_data_files, read_table
+from preftools.inputs.hub_layout import local_data_files, read_table
 
 HUB_IDS = {
     "ultrafeedback": "argilla/ultrafeedback-binarized-curation",
@@ -66,7 +66,7 @@ BATCH_ROWS = 1000
 
 def iter_rows(raw_dir: Path, key: str, columns: list[str] | None) -> Iterator[tuple[Path, int, dict]]:
     """(file path, 0-based row in file, row as a dict) for every raw row, files in the Hub's
-    order (preftools.hub_layout). ``columns=None`` decodes whole rows, as ``for example in
+    order (preftools.inputs.hub_layout). ``columns=None`` decodes whole rows, as ``for example in
     load_dataset(...)`` does."""
     repo = Path(raw_dir) / HUB_IDS[key]
     files = local_data_files(repo)

@@ -63,8 +63,8 @@ from pathlib import Path
 import duckdb
 import yaml
 
-from preftools.contract import DATASETS
-from preftools.processes import tree_rss
+from preftools.devtools.processes import tree_rss
+from preftools.inputs.contract import DATASETS
 
 REPO = Path(__file__).resolve().parents[1]
 PYTHON = sys.executable

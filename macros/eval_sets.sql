@@ -80,7 +80,7 @@
 
 {#- `dbt run-operation eval_sets_cases --args '{cases: [[entry, ...], ...]}'` logs each
     registry's verdict, one line each (`registry case <i>: ok` or the problem);
-    tests/python/test_fetch.py holds them to preftools.registry's. -#}
+    tests/python/test_fetch.py holds them to preftools.inputs.registry's. -#}
 {% macro eval_sets_cases(cases) %}
     {%- for case in cases -%}
         {%- set found = eval_sets(case, report=true) -%}

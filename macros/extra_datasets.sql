@@ -130,7 +130,7 @@
 
 {#- `dbt run-operation extra_datasets_cases --args '{cases: [[entry, ...], ...]}'` logs each
     registry's verdict, one line each (`registry case <i>: ok` or the problem);
-    tests/python/test_extra_datasets.py holds them to preftools.registry's. -#}
+    tests/python/test_extra_datasets.py holds them to preftools.inputs.registry's. -#}
 {% macro extra_datasets_cases(cases) %}
     {%- for case in cases -%}
         {%- set found = extra_datasets(case, report=true) -%}

@@ -6,13 +6,13 @@
     (README.md front matter) when it has them, else the Hub's default patterns
     (macros/hub_patterns.sql), the first that match: data/<split>-0000k-of-0000n.parquet,
     <config>/<split>-*.parquet, default/<split>/0000.parquet, <split>.jsonl, ...
-    preftools/hub_layout.py applies the same rule in Python with the datasets library (the fetcher
+    preftools/inputs/hub_layout.py applies the same rule in Python with the datasets library (the fetcher
     uses it), and reads a file with the same DuckDB call (raw_file_reader, duckdb_reader there);
     tests/python/test_hub_layout.py checks that the two agree.
 
     raw_dataset_files(hub_id) -> [{path: repo path, full: path to read, split, format}] (RAW_DATA_DIR,
                                  or the folder `raw_dir`)
-    raw_files_relation(key)   -> a subquery of every row of dataset `key` (preftools/contract.py):
+    raw_files_relation(key)   -> a subquery of every row of dataset `key` (preftools/inputs/contract.py):
                                  the file's columns plus filename (the file's repo path) and
                                  file_row_number (0-based row in the file), the same for Parquet,
                                  JSON and CSV. source() returns it for the raw sources. -#}
@@ -32,7 +32,7 @@
 {#- The data files among a repo's `paths` for `config`: the card's config, or, for a repo whose card
     declares no configs, a folder of it (as `data_dir` does for load_dataset, e.g. Anthropic/hh-rlhf's
     helpful-base/), the Hub's rule applied inside it; `default` is the whole repo
-    (preftools/registry.py resolve_files, the same rule). -#}
+    (preftools/inputs/registry.py resolve_files, the same rule). -#}
 {% macro hub_resolve_config(paths, card, config, hub_id) %}
     {%- set prefix = (config ~ '/') if config and config != 'default' and not hub_card_configs(card, hub_id) else '' -%}
     {%- set inner = [] -%}
@@ -345,7 +345,7 @@
 {#- `dbt run-operation hub_layout_cases --args '{cases: [{paths: [...], card: "..."}, ...]}'` logs
     the files the rule picks for each case, each with the DuckDB call that reads it (its repo path
     as the path), one JSON line each (`hub layout case <i>: [...]`);
-    tests/python/test_hub_layout.py holds them against preftools.hub_layout. -#}
+    tests/python/test_hub_layout.py holds them against preftools.inputs.hub_layout. -#}
 {% macro hub_layout_cases(cases) %}
     {%- for case in cases -%}
         {%- set picked = [] -%}

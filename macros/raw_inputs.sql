@@ -1,6 +1,6 @@
 {#- Checks run before anything is built (on-run-start): every enabled dataset has data files under
     RAW_DATA_DIR in a Hub layout (Parquet, JSON or CSV, macros/raw_files.sql), and every file carries the contract's columns in types that
-    hold the same values (the rule of preftools/contract.py, raw_type_problem below; staging
+    hold the same values (the rule of preftools/inputs/contract.py, raw_type_problem below; staging
     casts them back with raw_columns_as_contract). All problems are collected and reported
     together, one line each, naming the dataset, the file, the column and what to do; nothing
     is built until they pass. Every command a line suggests runs as printed (paths absolute and
@@ -147,7 +147,7 @@
     {%- endif -%}
 {% endmacro %}
 
-{#- The representation rule (stated in preftools/contract.py, which generates raw_type_rule()
+{#- The representation rule (stated in preftools/inputs/contract.py, which generates raw_type_rule()
     in macros/raw_contract.sql). '' when a file's column of type `found` carries the values of
     the contract type `expected` unchanged (both trees from raw_type_tree), else the first
     problem and its fix, naming the nested field at `path`:

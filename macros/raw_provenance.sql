@@ -1,6 +1,6 @@
 {#- Where the raw data of a build came from, for meta.warehouse_build_info.raw_revisions (and so
     for the export's manifest.json). Read at compile time from two files RAW_DATA_DIR may hold:
-      fetch.lock.json          written by `make fetch` (preftools.fetch): each dataset's Hub commit
+      fetch.lock.json          written by `make fetch` (preftools.inputs.fetch): each dataset's Hub commit
                                and its files with name, size and sha256;
       _generator_manifest.json written by preftools.generate: seed, scale, text_length, files.
     Per enabled dataset: its commit when the lock file has it and the dataset's data files

@@ -1,6 +1,7 @@
 """``preftools <command> [options]``: the project's tools under one command (also
-``python -m preftools``). Each command is the module of the same name, which runs alone too:
-``preftools export --help`` is ``python -m preftools.export --help``."""
+``python -m preftools``). Each command runs the module COMMANDS names, in its role folder; a shim
+of the command's name at the top of the package runs it alone too: ``preftools export --help`` is
+``python -m preftools.export --help``."""
 
 from __future__ import annotations
 
@@ -11,12 +12,12 @@ from preftools.cli import EXIT_ERROR, error, run
 
 # command -> (module whose main(argv) runs it, what it does)
 COMMANDS = {
-    "fetch": ("preftools.fetch", "download the datasets' raw files from the Hub into RAW_DATA_DIR"),
+    "fetch": ("preftools.inputs.fetch", "download the datasets' raw files from the Hub into RAW_DATA_DIR"),
     "generate": ("preftools.generate.__main__", "write generated data in the Hub's layout (the bundled sample's generator)"),
-    "export": ("preftools.export", "write the marts as Parquet with dataset cards, ready for training"),
-    "publish": ("preftools.publish", "upload one exported mart to the Hugging Face Hub"),
-    "report": ("preftools.report", "write the HTML audit report of the warehouse"),
-    "diff": ("preftools.diff", "what changed between two warehouse builds, down to the training pairs"),
+    "export": ("preftools.outputs.export", "write the marts as Parquet with dataset cards, ready for training"),
+    "publish": ("preftools.outputs.publish", "upload one exported mart to the Hugging Face Hub"),
+    "report": ("preftools.outputs.report", "write the HTML audit report of the warehouse"),
+    "diff": ("preftools.outputs.diff", "what changed between two warehouse builds, down to the training pairs"),
 }
 
 

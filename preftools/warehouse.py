@@ -1,6 +1,6 @@
 """The built warehouse as the tools see it: its default path, opening it read-only with one
 clear line for each way that can fail (shared by the export and the report), and the reading
-of DuckDB's lock errors (shared with the dbt plugin :mod:`preftools.dbt_lock_check`)."""
+of DuckDB's lock errors (shared with the dbt plugin :mod:`preftools.dbt_runtime.lock_check`)."""
 
 from __future__ import annotations
 

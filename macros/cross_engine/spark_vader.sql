@@ -16,7 +16,7 @@
     so the interpreter's own vaderSentiment is used. On a cluster the path must exist on every
     executor, and the package comes with the job: the spark_cluster target ships it as
     spark.archives=<zip>#vader with PYTHONPATH=vader in the executors' environment (profiles.yml,
-    preftools/spark_cluster.py), so the executors' Python needs nothing but its standard library. -#}
+    preftools/devtools/spark_cluster.py), so the executors' Python needs nothing but its standard library. -#}
 {% macro spark_vader_compound(relation, key_column, text_column, score_column='critique_sentiment') -%}
     {%- set python = env_var('PYSPARK_PYTHON', 'python3') -%}
     {%- set program -%}

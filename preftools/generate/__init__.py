@@ -10,8 +10,8 @@ ReVeR-Traces-Rubric a JSON Lines file at the root of its repo, the others Parque
     DIR/_generator_manifest.json          (files, formats, row counts, planted quirks, integrity breaks,
                                            planted contamination)
 
-for every dataset of :data:`preftools.contract.DATASETS`, with exactly the schemas of
-:mod:`preftools.contract`.  The data is synthetic but reproduces the quirks of the
+for every dataset of :data:`preftools.inputs.contract.DATASETS`, with exactly the schemas of
+:mod:`preftools.inputs.contract`.  The data is synthetic but reproduces the quirks of the
 real datasets (see the dataset cards) so that the dbt models and audits have
 something to find:
 
@@ -110,7 +110,6 @@ from typing import Any, Iterable, Mapping
 
 import numpy as np
 
-from preftools import contract
 from preftools.generate import bad_values
 from preftools.generate.code_ultrafeedback import generate_code_ultrafeedback, published_script_pairs
 from preftools.generate.common import GENERATOR_VERSION, MANIFEST_NAME, GenerationRun, TextBank
@@ -137,6 +136,7 @@ from preftools.generate.writer import (
     SHARD_ROWS,
     parse_formats,
 )
+from preftools.inputs import contract
 
 __all__ = [
     "CHUNK_ROWS", "COMPRESSION", "CRITIQUE_TEMPLATES", "CRITIQUE_TEMPLATE_COMPOUND", "DEFAULT_FORMATS", "EVAL_SETS",

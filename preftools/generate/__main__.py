@@ -7,8 +7,8 @@ import json
 import sys
 
 import preftools.generate
-from preftools import contract
 from preftools.generate import generate
+from preftools.inputs import contract
 
 
 def main(argv: list[str] | None = None) -> int:

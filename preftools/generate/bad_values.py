@@ -13,7 +13,7 @@ ReVeR kinds act on one trajectory of a pair the generator left clean (no planted
 the expected reason is the planted one; RLHFlow/CodeUltraFeedback-standard is rewritten as the
 published script's output on the modified coseal rows, as upstream.
 
-Files are found by the Hub's rule (:meth:`preftools.contract.RawDataset.data_files`), read in the
+Files are found by the Hub's rule (:meth:`preftools.inputs.contract.RawDataset.data_files`), read in the
 contract's types and written back in their own format (Parquet or JSON Lines, gzip or not).
 """
 
@@ -29,9 +29,9 @@ from typing import Any, Callable
 import numpy as np
 import pyarrow as pa
 
-from preftools import contract as C
 from preftools.generate.code_ultrafeedback import published_script_pairs
 from preftools.generate.writer import count_rows, format_of, read_file, remove_data_files, shard_paths, write_file
+from preftools.inputs import contract as C
 
 MAX_BIG_RESPONSES = 8
 BIG = "x" * (1 << 20)

@@ -15,7 +15,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from preftools import contract
 from preftools.generate import contamination
 from preftools.generate.common import (
     RATING_STR,
@@ -30,6 +29,7 @@ from preftools.generate.common import (
     rng_for,
 )
 from preftools.generate.writer import ShardedWriter, record_dataset, write_chunk_rows
+from preftools.inputs import contract
 
 MODELS_PER_ROW = 4
 

@@ -1,6 +1,6 @@
 """Benchmark contamination planted in the generated training data (docs/decontamination.md).
 
-The rule, as the warehouse applies it (:mod:`preftools.contamination`): tokens are maximal runs
+The rule, as the warehouse applies it (:mod:`preftools.generate.contamination_rule`): tokens are maximal runs
 of Unicode letters and digits, lower-cased; an eval text of m tokens matches a user turn when its
 tokens equal the turn's (exact), when m >= 8 and more than half of its token positions lie inside
 an 8-gram the turn also has (coverage > 0.5), or when 0 < m < 8 and its tokens occur contiguously
@@ -35,8 +35,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from preftools.contamination import compare, tokens
 from preftools.generate.common import WORDS, rng_for
+from preftools.generate.contamination_rule import compare, tokens
 
 NGRAM = 8
 THRESHOLD = 0.5
@@ -46,7 +46,7 @@ EXPECT_MATCH = {"exact": True, "case_punctuation": True, "inside_longer": True, 
 
 
 # ======================================================================================
-# the rule: preftools.contamination
+# the rule: preftools.generate.contamination_rule
 # ======================================================================================
 def coverage(eval_text: str, user_turn: str, n: int = NGRAM) -> float:
     """The share of the eval text's token positions the user turn covers (1 for a short text found

@@ -16,7 +16,6 @@ from pathlib import PurePosixPath
 import numpy as np
 import pyarrow as pa
 
-from preftools import contract
 from preftools.generate.common import GenerationRun, rng_for, segments, take_strings
 from preftools.generate.extra_common import (
     CHUNK_ROWS,
@@ -48,6 +47,7 @@ from preftools.generate.ultrafeedback import (
     _overall_scores,
     _rating_codes,
 )
+from preftools.inputs import contract
 
 OPENBMB = StandIn(
     "openbmb_ultrafeedback", "openbmb/UltraFeedback",

@@ -15,7 +15,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from preftools import contract
 from preftools.generate.common import (
     GenerationRun,
     LazyStrings,
@@ -38,6 +37,7 @@ from preftools.generate.common import (
 )
 from preftools.generate.ultrafeedback import UltraFeedbackLink
 from preftools.generate.writer import write_in_chunks
+from preftools.inputs import contract
 
 # Pair ids "<source>:<n>", 12 to 30 characters, as upstream: n drawn at random (sparse, distinct
 # within a source) from ID_NUMBER_FIRST .. ID_NUMBER_FIRST + max(ID_NUMBER_RANGE, 20 x the pairs of

@@ -11,7 +11,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from preftools import contract
 from preftools.generate import contamination
 from preftools.generate.common import (
     RATING_STR,
@@ -28,6 +27,7 @@ from preftools.generate.common import (
     take_strings,
 )
 from preftools.generate.writer import ShardedWriter, record_dataset
+from preftools.inputs import contract
 
 CHUNK_ROWS = 8000
 MODELS_PER_ROW = 4

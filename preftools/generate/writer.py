@@ -26,8 +26,8 @@ from typing import Callable, Mapping
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from preftools import contract
-from preftools.hub_layout import file_format, local_paths
+from preftools.inputs import contract
+from preftools.inputs.hub_layout import file_format, local_paths
 
 FORMATS = ("parquet", "jsonl", "jsonl.gz")
 # As on the Hub: ReVeR-Traces-Rubric is a JSON Lines file at the root of its repo.

@@ -239,8 +239,8 @@ def operation_cases(macro: str, cases: list, label: str, tmp_path: Path) -> list
 
 def raw_rows(raw_dir: Path, key: str):
     """(file name, 0-based row number in the file, row) for every raw row of dataset ``key``, its
-    files as the Hub picks them (preftools.hub_layout), each read by :func:`raw_file_rows`."""
-    from preftools.contract import DATASETS_BY_KEY
+    files as the Hub picks them (preftools.inputs.hub_layout), each read by :func:`raw_file_rows`."""
+    from preftools.inputs.contract import DATASETS_BY_KEY
 
     for path in DATASETS_BY_KEY[key].data_files(raw_dir):
         for i, row in enumerate(raw_file_rows(path)):

@@ -2,8 +2,8 @@
 ``contamination_summary``), computed in plain Python from the rule of docs/decontamination.md,
 restated in the docstrings below; never from the SQL.
 
-Eval items are read from the raw eval files (``preftools.registry.local_files``: the Hub's rule of
-:mod:`preftools.hub_layout` with the entry's config and splits, as for ``extra_datasets``), with
+Eval items are read from the raw eval files (``preftools.inputs.registry.local_files``: the Hub's rule of
+:mod:`preftools.inputs.hub_layout` with the entry's config and splits, as for ``extra_datasets``), with
 pyarrow, Python's json or csv; the training side is given as rows of ``preference_pairs``
 (``dataset``, ``prompt_id``, ``prompt`` as a list of ``{role, content}``), one per pair.
 
@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from preftools.contamination import (  # noqa: F401 (the rule, for the tests)
+from preftools.generate.contamination_rule import (  # noqa: F401 (the rule, for the tests)
     Verdict, compare, contains, covered_positions, longest_run, ngram_windows, tokens, tokens_slow)
 
 DEFAULTS = {"ngram": 8, "threshold": 0.5, "max_eval_share": 2.0}
@@ -48,7 +48,7 @@ def eval_set_files(entry: dict, raw_dir: str | Path) -> list[Path]:
     """The entry's data files under ``raw_dir/<hub_id>/``, picked as for ``extra_datasets`` (the
     card's ``configs:`` or the Hub's default patterns, the entry's config and splits), in path order
     (the doc: "its files in path order")."""
-    from preftools.registry import local_files
+    from preftools.inputs.registry import local_files
 
     repo = Path(raw_dir) / entry["hub_id"]
     found = local_files(repo, entry.get("config"), entry.get("splits"))

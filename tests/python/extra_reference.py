@@ -4,7 +4,7 @@ shapes, pairing, checks and mixture of docs/extra-datasets.md and the column des
 ``preference_pairs`` (models/marts/cross_dataset/_cross_dataset__models.yml), restated in the
 docstrings below; never from the SQL.
 
-Raw files are listed with ``preftools.registry.data_files(entry, raw_dir)`` (the Hub's rule,
+Raw files are listed with ``preftools.inputs.registry.data_files(entry, raw_dir)`` (the Hub's rule,
 restricted to the entry's config and splits) and read with ``conftest.raw_file_rows`` (pyarrow or
 Python's json, no DuckDB).
 
@@ -113,8 +113,8 @@ def content_key(row: dict, entry: dict) -> str:
 
 
 def entry_files(entry: dict, raw_dir: Path) -> list[Path]:
-    """The entry's data files (the Hub's rule, its config and splits), by preftools.registry."""
-    from preftools.registry import data_files, extra_datasets
+    """The entry's data files (the Hub's rule, its config and splits), by preftools.inputs.registry."""
+    from preftools.inputs.registry import data_files, extra_datasets
 
     [validated] = extra_datasets({"extra_datasets": [entry]})
     return [Path(f) for f in data_files(validated, raw_dir)]

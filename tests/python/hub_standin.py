@@ -2,7 +2,7 @@
 tests talk to (huggingface_hub 2.x, run as a subprocess with HF_ENDPOINT pointing here and HF_HOME
 in a temp dir, so nothing leaves the machine).
 
-Reading (``HfApi.dataset_info`` + ``hf_hub_download``, preftools.fetch):
+Reading (``HfApi.dataset_info`` + ``hf_hub_download``, preftools.inputs.fetch):
 
     GET  /api/datasets/<org>/<name>[/revision/<rev>]    repo info: sha, private, siblings (size, LFS sha256)
     GET  /api/datasets/<org>/<name>/tree/<rev>[/...]    recursive file listing (git blob ids)
@@ -10,7 +10,7 @@ Reading (``HfApi.dataset_info`` + ``hf_hub_download``, preftools.fetch):
     GET  /datasets/<org>/<name>/resolve/<rev>/<path>    the bytes
 
 Writing (``create_repo(exist_ok=True)`` + ``create_branch`` + ``upload_folder(delete_patterns=...)``
-of small files, preftools.publish):
+of small files, preftools.outputs.publish):
 
     POST /api/repos/create                              200, or 409 (with its URL) when the repo exists
     POST /api/validate-yaml                             the card's front matter must be YAML

@@ -22,8 +22,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from conftest import REGISTRY_VARS, Warehouse, run_dbt
-from preftools import registry
-from preftools.contract import DATASETS
+from preftools.inputs import registry
+from preftools.inputs.contract import DATASETS
 from test_ultrafeedback import load_raw, same_number
 
 pytestmark = pytest.mark.slow

@@ -17,9 +17,9 @@ import pyarrow as pa
 import pytest
 
 from conftest import SCENARIO_BUILD, TEST_SEED, run_dbt
-from preftools import contract as C
-from preftools.generate.bad_values import KINDS
 from preftools.generate import generate
+from preftools.generate.bad_values import KINDS
+from preftools.inputs import contract as C
 
 # The smallest data with every kind: below scale 0.002 the ReVeR datasets have fewer clean pairs
 # than ReVeR kinds (each takes a pair of its own); 0.01 of a dataset's rows (at most 128 here)

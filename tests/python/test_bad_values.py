@@ -19,8 +19,8 @@ import pyarrow as pa
 import pytest
 
 from conftest import SCENARIO_BUILD, generate_raw, run_dbt
-from preftools.contract import DATASETS_BY_KEY
 from preftools.generate.writer import count_rows, read_file, write_file
+from preftools.inputs.contract import DATASETS_BY_KEY
 
 
 def first_file(raw: Path, key: str) -> Path:

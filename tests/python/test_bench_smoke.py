@@ -32,7 +32,7 @@ from benchmarks import peer
 from benchmarks import reference as ref
 from benchmarks.run import (PEER_CHECKS, Measurement, beside, compare, format_target, growth, run_bench, scale1_baseline,
                             summarize, tree_rss_bytes)
-from preftools.contract import DATASETS_BY_KEY
+from preftools.inputs.contract import DATASETS_BY_KEY
 
 SMOKE_SCALE = 0.005
 
@@ -409,7 +409,7 @@ def test_tree_rss_counts_descendants():
 
 
 def _descendants(root: int) -> list[int]:
-    from preftools.processes import proc_table
+    from preftools.devtools.processes import proc_table
 
     children: dict[int, list[int]] = {}
     for pid, (ppid, _, _) in proc_table().items():

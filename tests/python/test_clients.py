@@ -542,8 +542,8 @@ def extra_exports(raw_dir, tmp_path_factory) -> Path:
     from test_fetch import EXAMPLES, host_repo, run_fetch
 
     from conftest import run_dbt
-    from preftools import registry
-    from preftools.contract import DATASETS
+    from preftools.inputs import registry
+    from preftools.inputs.contract import DATASETS
 
     work = tmp_path_factory.mktemp("client_extra")
     hub = FakeHub()

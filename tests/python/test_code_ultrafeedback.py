@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from preftools import contract as C
+from preftools.inputs import contract as C
 
 from benchmarks import reference as ref
 from conftest import SHARED_FLAGS, TEST_SEED, Warehouse, run_dbt

@@ -1,4 +1,4 @@
-"""preftools.dag_rules (dbt-project-evaluator's rules, offline): each rule on small hand-made
+"""preftools.devtools.dag_rules (dbt-project-evaluator's rules, offline): each rule on small hand-made
 manifests, one that breaks it and one that does not; then the real project's manifest (`dbt parse`
 into a temporary target)."""
 
@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from preftools import dag_rules
-from preftools.dag_rules import Config, check, hard_coded_references_in
+from preftools.devtools import dag_rules
+from preftools.devtools.dag_rules import Config, check, hard_coded_references_in
 
 from conftest import REPO, run_dbt
 

@@ -1,5 +1,5 @@
 """preftools diff: its rules on small hand-made DuckDB files (each expectation written from the
-definitions in preftools/diff.py's doc), then one build of changed raw data diffed against the
+definitions in preftools/outputs/diff.py's doc), then one build of changed raw data diffed against the
 session build."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import duckdb
 import pytest
 
 from conftest import REPO, raw_file_rows, run_dbt
-from preftools import diff as diff_tool
+from preftools.outputs import diff as diff_tool
 
 BUILD_INFO = "create schema meta; create table meta.warehouse_build_info as select 'generated, seed 1' as raw_revisions;"
 
@@ -357,7 +357,7 @@ def test_a_build_against_itself_reports_nothing(warehouse, tmp_path):
 
 
 def test_the_summary_ends_the_cards_of_an_export_of_new(revised, revision_diff, tmp_path):
-    from preftools.export import export
+    from preftools.outputs.export import export
 
     _, new, *_, out = revision_diff
     export(new.path, tmp_path / "exports", ["rever_summary"], progress=False, card_note=out / "diff.md")

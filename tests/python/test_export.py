@@ -5,7 +5,7 @@ a write error mid-export, SIGTERM, SIGKILL, a locked or missing warehouse) leave
 export intact, no partial or temporary files, and one clear line.
 
 Expected values come from the warehouse itself (information_schema, ``count(*)``, the rows as
-DuckDB returns them to Python) and from the issue text, never from preftools/export.py. The cards'
+DuckDB returns them to Python) and from the issue text, never from preftools/outputs/export.py. The cards'
 benchmark contamination section is checked on the session warehouse (no eval set registered) and
 on test_contamination's build with examples/eval_sets.yml, then published to the stand-in Hub.
 """
@@ -32,7 +32,7 @@ import pytest
 
 from conftest import REPO
 from hub_standin import TOKEN, hub_env
-from preftools import export as ex
+from preftools.outputs import export as ex
 from test_contamination import built  # noqa: F401 - the fixture: one build with examples/eval_sets.yml, shared
 
 pytestmark = pytest.mark.slow
@@ -43,7 +43,7 @@ TRL_ROLES = {"system", "user", "assistant"}
 
 
 # --------------------------------------------------------------------------------------------
-# helpers: the warehouse side, computed without preftools.export
+# helpers: the warehouse side, computed without preftools.outputs.export
 
 
 def duck_marts(con) -> list[str]:
@@ -325,7 +325,7 @@ def test_no_path_of_the_build_machine_is_published(exported, warehouse, con):
 def test_published_build_info_drops_local_paths():
     """A RAW_DATA_DIR that a revision text quotes (a file:// folder read at build time) is named by
     the variable instead; the Hub (hf://) is kept."""
-    from preftools import cards
+    from preftools.outputs import cards
 
     local = {"raw_data_dir": "file:///srv/me/raw", "random_seed": 42,
              "raw_revisions": "unknown (file:///srv/me/raw is read at build time; the revision is not recorded)"}
@@ -814,7 +814,7 @@ def test_killed_export_keeps_the_previous_export(warehouse, tmp_path, sig):
         import sys, time
         from pathlib import Path
         import pyarrow.parquet as pq
-        from preftools import export as ex
+        from preftools.outputs import export as ex
 
         class Slow(pq.ParquetWriter):
             # stalls while writing the third file, so the signal lands mid-export

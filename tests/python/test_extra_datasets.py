@@ -50,7 +50,7 @@ def test_content_key_is_what_was_judged():
 
 # ------------------------------------------------------------------------- the registry's rules
 # Entries, each with the key its problem names (None: valid). The build (macros/extra_datasets.sql)
-# and the fetcher (preftools/registry.py) check entries each on its own (the fetcher runs before
+# and the fetcher (preftools/inputs/registry.py) check entries each on its own (the fetcher runs before
 # any dbt); both must give the same verdict.
 def _h4(**change):
     entry = dict(next(e for e in yaml.safe_load(REGISTRY_FILE.read_text())["extra_datasets"] if e["name"] == "h4_ultrafeedback"))
@@ -85,7 +85,7 @@ REGISTRY_CASES = [
 
 def test_the_build_and_the_fetcher_judge_entries_alike(tmp_path):
     from conftest import operation_cases
-    from preftools import registry
+    from preftools.inputs import registry
 
     build = operation_cases("extra_datasets_cases", [c for c, _ in REGISTRY_CASES], "registry case", tmp_path)
     for i, (case, key) in enumerate(REGISTRY_CASES):

@@ -2,7 +2,7 @@
 (preference_pairs' `<entry>` and `<entry>_flagged` splits, the training_mixture mart as its own
 split, manifest.json listing each entry with its licence and revision), the dataset cards, the
 build's record of the entries' revisions (fetch.lock.json -> meta.warehouse_build_info), the
-audit report (a section per entry, the mixture) and `preftools.publish`.
+audit report (a section per entry, the mixture) and `preftools.outputs.publish`.
 
 The warehouse is built here, with the five entries of examples/extra_datasets.yml, on a raw
 folder assembled for it: the session's generated UltraFeedback (the only built-in group built,
@@ -210,7 +210,7 @@ def write_extra_raw(raw: Path) -> dict[str, list[str]]:
 
 
 def write_lock(raw: Path, files: dict[str, list[str]]) -> None:
-    """fetch.lock.json as preftools.fetch writes it, for three entries (by entry name): h4's and
+    """fetch.lock.json as preftools.inputs.fetch writes it, for three entries (by entry name): h4's and
     hh's files as they are (h4's lock also lists test_prefs, a split the entry does not read),
     rlhflow's with a size that differs from the file on disk."""
     datasets = {}

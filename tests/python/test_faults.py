@@ -20,7 +20,7 @@ itself (SIGSTOP) at a point no outside observer can hit reliably; the test kills
 
 1. during the Python model (the VADER step): after its START line, while VADER scores critiques:
    right after work went to the worker pool, with the workers running (the wrapper sets
-   preftools.sentiment's MIN_TEXTS_PER_WORKER threshold to 1 so that the few critiques of the test
+   preftools.dbt_runtime.sentiment's MIN_TEXTS_PER_WORKER threshold to 1 so that the few critiques of the test
    data go to a pool), or at the 10th critique if the model scores them in the dbt process;
 2. during parse: after "Registered adapter", as dbt's ManifestLoader starts loading the project,
    before "Found N models" (second, so that the first run has left dbt's partial-parse file and
@@ -71,8 +71,8 @@ import pytest
 
 import forked_dbt
 from conftest import DBT, REPO, DbtResult, dbt_env, with_registry
-from preftools import export as ex
-from preftools.contract import DATASETS, DATASETS_BY_KEY
+from preftools.inputs.contract import DATASETS, DATASETS_BY_KEY
+from preftools.outputs import export as ex
 
 pytestmark = pytest.mark.slow
 
@@ -118,7 +118,7 @@ if os.environ.get("FAULT_IN_VADER"):
             fault_point("vader-pool")
             return future
 
-    concurrent.futures.ProcessPoolExecutor = Pool  # before preftools.sentiment imports it
+    concurrent.futures.ProcessPoolExecutor = Pool  # before preftools.dbt_runtime.sentiment imports it
 
     from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
 
@@ -133,7 +133,7 @@ if os.environ.get("FAULT_IN_VADER"):
 
     SentimentIntensityAnalyzer.polarity_scores = counted_polarity_scores
 
-    import preftools.sentiment as sentiment
+    import preftools.dbt_runtime.sentiment as sentiment
 
     # a pool even for the few critiques of the test data: the module's threshold, read when scoring
     # or bound as a default argument (chunk=MIN_TEXTS_PER_WORKER), becomes 1
@@ -806,7 +806,7 @@ def export_trees(root: Path) -> dict[str, dict[str, str]]:
 
 KILL_DURING_SWAP = r'''
 import os, signal, sys
-from preftools import export as ex
+from preftools.outputs import export as ex
 
 steps = {"n": 0, "publishing": False}
 
@@ -859,7 +859,7 @@ def test_export_killed_while_swapping_leaves_every_mart_folder_whole(exports, ag
     assert swapped, "the kill came before any folder was swapped"
     assert (out / "manifest.json").read_bytes() == old_manifest
 
-    from preftools import publish as pub
+    from preftools.outputs import publish as pub
 
     rows = {m: int(e.get("num_rows") or 0) for m, e in json.loads(old_manifest)["marts"].items()}
     for mart in now:
@@ -1049,7 +1049,7 @@ def test_a_failure_that_is_not_a_raw_file_names_no_raw_file(raw_dir, monkeypatch
     """A statement that reads the raw files through the staging views names no file; on a failure
     every raw file is checked, and healthy files must not be reported (an Out of Memory in a mart
     is not a damaged download)."""
-    from preftools.dbt_lock_check import raw_file_message, unreadable_file
+    from preftools.dbt_runtime.lock_check import raw_file_message, unreadable_file
 
     files = [f for d in DATASETS_BY_KEY.values() for f in d.data_files(raw_dir)]
     assert any(f.suffix == ".jsonl" for f in files)  # the generator writes ReVeR's rubrics as JSON Lines

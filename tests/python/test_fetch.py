@@ -1,4 +1,4 @@
-"""preftools.fetch against a local stand-in for the Hugging Face Hub.
+"""preftools.inputs.fetch against a local stand-in for the Hugging Face Hub.
 
 The stand-in Hub (hub_standin.py) serves the repos; the fetcher runs as a subprocess
 (huggingface_hub reads HF_ENDPOINT & co at import time) with HF_ENDPOINT pointing at it and HF_HOME
@@ -24,8 +24,8 @@ import pytest
 import yaml
 
 from hub_standin import FakeHub, closed_port, hub_env
-from preftools.contract import DATASETS, DATASETS_BY_KEY
-from preftools.fetch import CONVERT_REF, schema_problems
+from preftools.inputs.contract import DATASETS, DATASETS_BY_KEY
+from preftools.inputs.fetch import CONVERT_REF, schema_problems
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SHARD = "data/train-00000-of-00001.parquet"
@@ -247,7 +247,7 @@ def test_schema_comparison_is_lenient_where_duckdb_is():
     ],
 )
 def test_error_messages_are_one_line(make_exc, expected):
-    from preftools.fetch import describe_error
+    from preftools.inputs.fetch import describe_error
 
     ds = DATASETS_BY_KEY["rever_judge"]
     err = describe_error(make_exc(), ds, "main", Path("/raw/org/ds"))
@@ -597,7 +597,7 @@ def stand_ins(tmp_path_factory) -> Path:
 
 
 def _entries(vars_arg: str | Path = EXAMPLES) -> dict:
-    from preftools import registry
+    from preftools.inputs import registry
 
     return {e.name: e for e in registry.extra_datasets(registry.load_vars(str(vars_arg)))}
 
@@ -615,7 +615,7 @@ def _host_stand_ins(hub: FakeHub, stand_ins: Path) -> None:
 
 def _expected_paths(entry, stand_ins: Path) -> list[str]:
     """The entry's files in the full repo, by the registry's rule (its config and splits)."""
-    from preftools import registry
+    from preftools.inputs import registry
 
     return [p.relative_to(entry.repo_dir(stand_ins)).as_posix() for p in registry.data_files(entry, stand_ins)]
 
@@ -635,7 +635,7 @@ def test_fetch_extra_datasets_of_each_shape(hub, stand_ins, tmp_path):
 
     proc = run_fetch(tmp_path, hub.endpoint, "--raw-data-dir", str(raw), "--vars", str(EXAMPLES))
     assert proc.returncode == 0, proc.stderr
-    from preftools import registry
+    from preftools.inputs import registry
 
     expected = {name: _expected_paths(entry, stand_ins) for name, entry in entries.items()}
     # the entry's config and splits only: H4's train_prefs (not train_sft, test_prefs), hh's helpful-base
@@ -757,7 +757,7 @@ def test_extra_dataset_refetch_removes_stale_files_and_uses_the_conversion(hub, 
                      "--vars", _one_entry(entry="hh_helpful", config=None))
     assert proc.returncode == 0, proc.stderr
     assert f"using the Hub's Parquet conversion refs/convert/parquet ({conv_sha[:12]})" in proc.stdout, proc.stdout
-    from preftools import registry
+    from preftools.inputs import registry
 
     hh = _entries(_one_entry(entry="hh_helpful", config=None))["hh_helpful"]
     assert registry.data_files(hh, raw) == [hh.repo_dir(raw) / "default/train/0000.parquet"]
@@ -768,7 +768,7 @@ def test_registry_vars_and_files(tmp_path):
     """The registry reads the vars as dbt does (dbt_project.yml, overridden key by key by --vars, YAML
     text or a file) and picks an entry's files by the Hub's rule with its config (a folder when the
     card declares no configs, as hh-rlhf's) and splits."""
-    from preftools import registry
+    from preftools.inputs import registry
 
     project = tmp_path / "project"
     project.mkdir()
@@ -811,7 +811,7 @@ def eval_stand_ins(tmp_path_factory) -> Path:
 
 
 def _eval_sets(vars_arg: str | Path = EVAL_EXAMPLES) -> dict:
-    from preftools import registry
+    from preftools.inputs import registry
 
     return {e.name: e for e in registry.eval_sets(registry.load_vars(str(vars_arg)))}
 
@@ -819,7 +819,7 @@ def _eval_sets(vars_arg: str | Path = EVAL_EXAMPLES) -> dict:
 def test_fetch_the_eval_sets_of_the_example(hub, eval_stand_ins, tmp_path):
     """`make fetch FETCH_ARGS="--vars examples/eval_sets.yml"`: the five datasets and the seven eval
     sets, each eval set only the files of its config and splits, recorded in the lock under its name."""
-    from preftools import registry
+    from preftools.inputs import registry
 
     for ds in DATASETS:
         hub.repos[ds.hub_id] = contract_files(ds.schema)
@@ -859,7 +859,7 @@ CSV_TEST = b'id,question,answer\r\n1,"What is 2+2?\nShow your work.",4\r\n2,"Say
 def test_an_eval_set_in_csv(hub, tmp_path):
     """A repo whose data files are CSV is fetched as it is (not from the Parquet conversion), only
     the entry's split, and its files are held to the entry's fields."""
-    from preftools.hub_layout import read_table
+    from preftools.inputs.hub_layout import read_table
 
     test_gz = gzip.compress(CSV_TEST, mtime=0)
     hub.repos["org/csv-bench"] = {"README.md": b"---\nlicense: mit\n---\n", "test.csv.gz": test_gz,
@@ -895,7 +895,7 @@ def test_an_eval_set_in_csv(hub, tmp_path):
 
 
 # Entries, each with the key its problem names (None: valid). The build (macros/eval_sets.sql) and
-# the fetcher (preftools/registry.py) check entries each on its own (the fetcher runs before any
+# the fetcher (preftools/inputs/registry.py) check entries each on its own (the fetcher runs before any
 # dbt); both must give the same verdict, in the same words.
 def _bench(**change):
     entry = {"name": "bench", "hub_id": "org/bench", "config": "main", "splits": ["test"], "fields": ["question"]}
@@ -928,7 +928,7 @@ EVAL_SET_CASES = [
 
 def test_the_build_and_the_fetcher_judge_eval_sets_alike(tmp_path):
     from conftest import operation_cases
-    from preftools import registry
+    from preftools.inputs import registry
 
     build = operation_cases("eval_sets_cases", [c for c, _ in EVAL_SET_CASES], "registry case", tmp_path)
     for i, (case, key) in enumerate(EVAL_SET_CASES):

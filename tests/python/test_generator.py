@@ -17,10 +17,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from preftools import contract as C
 from preftools.generate import MANIFEST_NAME, generate, published_script_pairs
 from preftools.generate.__main__ import main as generate_cli
 from preftools.generate.writer import count_rows, parse_formats
+from preftools.inputs import contract as C
 
 SCALE = 0.005
 TEXT = 0.25
@@ -734,14 +734,14 @@ QUIRK_FLAG = {"identical_responses": "identical_responses", "empty_response": "e
 
 @pytest.fixture(scope="module")
 def entries():
-    from preftools import registry
+    from preftools.inputs import registry
 
     return {e.name: e for e in registry.extra_datasets(registry.load_vars(str(EXAMPLES)))}
 
 
 def _raw_rows(entry, out: Path):
     """(file, row number, row) of an entry's rows: its files by the registry's rule, each read as is."""
-    from preftools import registry
+    from preftools.inputs import registry
 
     for path in registry.data_files(entry, out):
         rows = pq.read_table(path).to_pylist() if path.suffix == ".parquet" else _json_lines(path)
@@ -837,7 +837,7 @@ def test_extra_stand_ins_layout_types_and_sizes(gen, entries):
     out, manifest = gen
     import yaml
 
-    from preftools import registry
+    from preftools.inputs import registry
 
     for name, files in EXTRA_FILES.items():
         entry, section = entries[name], manifest["extra_datasets"][name]

@@ -1,5 +1,5 @@
 """Which files of a Hub repo hold its data: the build's rule (macros/raw_files.sql, Jinja) against
-the datasets library's (preftools.hub_layout, the rule the Hub's dataset viewer runs) on the
+the datasets library's (preftools.inputs.hub_layout, the rule the Hub's dataset viewer runs) on the
 Hub's layouts, a card with `configs:`, and the files that are never data; and the DuckDB call
 that reads each file, the same on both sides."""
 
@@ -10,7 +10,7 @@ import json
 import pytest
 
 from conftest import REPO, operation_cases
-from preftools import hub_layout
+from preftools.inputs import hub_layout
 
 CARD_HH = """---
 license: mit
@@ -123,5 +123,5 @@ def test_a_card_the_hub_cannot_read_is_one_line():
 
 def test_default_patterns_macro_is_current():
     assert (REPO / "macros" / "hub_patterns.sql").read_text() == hub_layout.render_macro(), (
-        "macros/hub_patterns.sql is stale: run `python -m preftools.hub_layout --write-macro`"
+        "macros/hub_patterns.sql is stale: run `python -m preftools.inputs.hub_layout --write-macro`"
     )

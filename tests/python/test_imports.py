@@ -53,3 +53,23 @@ def test_each_module_imports_alone():
     )
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+SHARED = {"preftools", "preftools.__main__", "preftools.cli", "preftools.files", "preftools.warehouse"}
+ROLES = {"inputs", "dbt_runtime", "outputs", "generate", "devtools"}
+
+
+def test_top_level_modules_are_shared_or_shims():
+    """A module at the top of preftools/ is one every side shares, or the `python -m preftools.<command>`
+    shim of a command, whose only import is its module in a role folder: new code goes in a role folder."""
+    problems = []
+    for name, path in MODULES.items():
+        if name.count(".") != 1 or name in SHARED or path.name == "__init__.py":
+            continue
+        imports = [n for n in ast.walk(ast.parse(path.read_text())) if isinstance(n, (ast.Import, ast.ImportFrom))]
+        leaf = name.split(".")[1]
+        targets = [n.module for n in imports if isinstance(n, ast.ImportFrom) and n.level == 0]
+        if not (len(imports) == 1 and len(targets) == 1
+                and targets[0] in {f"preftools.{role}.{leaf}" for role in ROLES}):
+            problems.append(name)
+    assert problems == [], f"not a shared module nor a one-import shim of a role folder's module: {problems}"

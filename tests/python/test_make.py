@@ -121,8 +121,8 @@ def test_install_makes_preftools_importable_from_anywhere(tmp_path):
     """`make install` installs preftools editable: the venv's Python (and dbt's plugin) import this
     checkout's code from any directory."""
     assert "--editable ." in run_make("-n", "-W", "pyproject.toml", "install").stdout
-    proc = subprocess.run([sys.executable, "-c", "import preftools.dbt_lock_check as m; print(m.__file__)"],
+    proc = subprocess.run([sys.executable, "-c", "import preftools.dbt_runtime.lock_check as m; print(m.__file__)"],
                           cwd=tmp_path, env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
-    assert Path(proc.stdout.strip()) == REPO / "preftools" / "dbt_lock_check.py"
+    assert Path(proc.stdout.strip()) == REPO / "preftools" / "dbt_runtime" / "lock_check.py"

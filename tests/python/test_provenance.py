@@ -1,6 +1,6 @@
 """Provenance from the Hub to the export.
 
-`make fetch` (preftools.fetch) writes ``$RAW_DATA_DIR/fetch.lock.json`` with each dataset's commit;
+`make fetch` (preftools.inputs.fetch) writes ``$RAW_DATA_DIR/fetch.lock.json`` with each dataset's commit;
 ``dbt build`` copies the commits into ``meta.warehouse_build_info.raw_revisions``
 (macros/raw_provenance.sql); the export copies every build-info column into manifest.json.
 Checked end to end on the stand-in Hub (hub_standin.py; contract-shaped empty files are enough:
@@ -23,7 +23,7 @@ import yaml
 
 from conftest import REPO, TEST_SCALE, TEST_SEED, run_dbt
 from hub_standin import FakeHub, serving
-from preftools.contract import DATASETS, DATASETS_BY_KEY
+from preftools.inputs.contract import DATASETS, DATASETS_BY_KEY
 from test_fetch import SHARD, contract_files, run_fetch
 
 # examples/eval_sets.yml's TruthfulQA entry (its generation config, validation split), and a

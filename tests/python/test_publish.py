@@ -1,9 +1,9 @@
-"""preftools.publish against a local stand-in for the Hugging Face Hub.
+"""preftools.outputs.publish against a local stand-in for the Hugging Face Hub.
 
 The stand-in Hub (hub_standin.py) takes the uploads and stores the committed files per branch; the
 tests compare them byte for byte with the export. The publisher runs as a subprocess
 (huggingface_hub reads HF_ENDPOINT & co at import time) with HF_HOME in a temp dir, so nothing
-leaves the machine. The export is made by preftools.export from a tiny hand-made DuckDB warehouse
+leaves the machine. The export is made by preftools.outputs.export from a tiny hand-made DuckDB warehouse
 (no dbt build: fast, and independent of the models).
 """
 
@@ -22,7 +22,7 @@ import pytest
 import yaml
 
 from hub_standin import TOKEN, closed_port, hub_env
-from preftools import export as ex
+from preftools.outputs import export as ex
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 90  # per subprocess; each takes ~2 s
@@ -35,7 +35,7 @@ REPO_ID = "pref-org/preference-pairs"
 
 @pytest.fixture(scope="module")
 def export_dir(tmp_path_factory) -> Path:
-    """preftools.export of a hand-made warehouse: preference_pairs with training and flagged splits,
+    """preftools.outputs.export of a hand-made warehouse: preference_pairs with training and flagged splits,
     a one-split mart, the real dataset registry seed, a build info row and catalog comments."""
     root = tmp_path_factory.mktemp("publish_export")
     db = root / "warehouse.duckdb"

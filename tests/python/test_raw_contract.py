@@ -1,7 +1,7 @@
 """The representation-tolerant raw contract.
 
 Files written by different tools store the same values in different Arrow types. The rule
-(preftools/contract.py, generated into macros/raw_contract.sql, applied by
+(preftools/inputs/contract.py, generated into macros/raw_contract.sql, applied by
 macros/raw_inputs.sql): a type that carries the contract's values unchanged is accepted and
 cast back to the contract type in staging; anything that would change values or lose data is
 rejected before the build, one line per file and column, with the fix.
@@ -28,8 +28,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from conftest import REPO, generate_raw, operation_cases, run_dbt
-from preftools import contract as C
-from preftools.fetch import schema_problems
+from preftools.inputs import contract as C
+from preftools.inputs.fetch import schema_problems
 
 STAGING = {
     "ultrafeedback": "stg_ultrafeedback__prompts",
@@ -117,9 +117,9 @@ def problem_lines(output: str) -> list[str]:
 
 # ------------------------------------------------------------------------------ the macro
 def test_macro_is_generated_from_the_contract():
-    """macros/raw_contract.sql is `python -m preftools.contract --write-macro`'s output, byte for byte."""
+    """macros/raw_contract.sql is `python -m preftools.inputs.contract --write-macro`'s output, byte for byte."""
     assert C.MACRO_PATH.read_text() == C.render_macro(), \
-        "macros/raw_contract.sql is stale: run `python -m preftools.contract --write-macro`"
+        "macros/raw_contract.sql is stale: run `python -m preftools.inputs.contract --write-macro`"
     assert C.main(["--check-macro"]) == 0
 
 
@@ -186,7 +186,7 @@ def test_rule_on_pairs_of_types(tmp_path):
 
 @pytest.mark.parametrize("expected, found, verdict", RULE_CASES)
 def test_the_fetcher_takes_what_the_build_takes(expected, found, verdict):
-    """The fetcher's check of a downloaded file (preftools.fetch.schema_problems, on Arrow types)
+    """The fetcher's check of a downloaded file (preftools.inputs.fetch.schema_problems, on Arrow types)
     accepts exactly the (contract type, file type) pairs the build's check accepts."""
     con = duckdb.connect()
     arrow = [con.sql(f"select cast(null as {t}) as c").to_arrow_table().schema for t in (expected, found)]

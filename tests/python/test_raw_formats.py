@@ -24,9 +24,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from conftest import SCENARIO_BUILD, run_dbt
-from preftools import contract as C
-from preftools.diff import diff
-from preftools.hub_layout import DataFile, file_format, local_data_files, read_table
+from preftools.inputs import contract as C
+from preftools.inputs.hub_layout import DataFile, file_format, local_data_files, read_table
+from preftools.outputs.diff import diff
 
 pytestmark = pytest.mark.slow
 

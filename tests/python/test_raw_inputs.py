@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from conftest import REPO, generate_raw, run_dbt
-from preftools.contract import DATASETS_BY_KEY
+from preftools.inputs.contract import DATASETS_BY_KEY
 
 # The cheapest build that still runs the on-run-start input checks.
 CHECK_ONLY = ["run", "-s", "warehouse_build_info"]

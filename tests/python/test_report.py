@@ -30,7 +30,7 @@ import pytest
 
 from benchmarks.reference import aspect_ratings, best_index, mean_rating
 from conftest import REPO
-from preftools.hub_layout import read_table
+from preftools.inputs.hub_layout import read_table
 from test_contamination import built  # noqa: F401 - the fixture: one build with examples/eval_sets.yml, shared
 
 pytestmark = pytest.mark.slow

@@ -23,7 +23,7 @@ import pytest
 
 from benchmarks.reference import criterion_kind, judge_trajectory, retention
 from conftest import Warehouse, raw_rows, run_dbt
-from preftools import contract as C
+from preftools.inputs import contract as C
 
 NUMBERED_LINE = re.compile(r"^[ \t]*[0-9]+\.[ \t]*(.*?)[ \t]*$")
 TOL = 1e-12

@@ -6,7 +6,7 @@ import sys
 
 from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
 
-from preftools import sentiment
+from preftools.dbt_runtime import sentiment
 
 
 def test_pool_equals_one_process():
@@ -40,7 +40,7 @@ def test_workers_do_not_rerun_the_parents_script(tmp_path):
         "import sys\n"
         f"open({str(runs)!r}, 'a').write(__name__ + '\\n')\n"
         "if __name__ == '__main__':\n"
-        "    from preftools import sentiment\n"
+        "    from preftools.dbt_runtime import sentiment\n"
         "    texts = ['good', 'bad', None, 'fine'] * 50\n"
         "    batches = [texts[i : i + 40] for i in range(0, len(texts), 40)]\n"
         "    assert sentiment.compound_scores_stream(batches, workers=2, chunk=20) == sentiment._score_chunk(texts)\n"

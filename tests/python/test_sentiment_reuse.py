@@ -64,7 +64,7 @@ def test_rebuild_on_changed_raw_equals_fresh_build(warehouse, tmp_path):
 def test_streamed_scores_equal_one_process():
     """compound_scores_stream (the model feeds it record batches) gives the one-process values
     (_score_chunk), in order, whatever the batch sizes, the chunking and the number of workers."""
-    from preftools import sentiment
+    from preftools.dbt_runtime import sentiment
 
     words = "good bad terrible great not very excellent awful fine :) !! meh but".split()
     texts = [None if i % 53 == 0 else "  " if i % 61 == 0 else

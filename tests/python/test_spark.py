@@ -240,7 +240,7 @@ def test_comparison_catches_differences():
 def test_exports_from_spark_equal_the_duckdb_exports(builds, tmp_path):
     """`python -m preftools.export --spark-warehouse` gives the same Hub-layout files as the DuckDB
     build: same marts, splits and file names, and the same rows (floats within the tolerance)."""
-    from preftools.export import export
+    from preftools.outputs.export import export
 
     duck = export(builds.duckdb_path, tmp_path / "duckdb", progress=False)
     spark = export(builds.duckdb_path, tmp_path / "spark", progress=False, spark_warehouse=builds.spark_warehouse)

@@ -51,7 +51,7 @@ if not sys.platform.startswith("linux"):
 # Skips the module when pyspark, dbt-spark or Java is missing (test_spark's own checks).
 from test_spark import MART_SCHEMA, failed_nodes, table_differences  # noqa: E402
 
-from preftools.spark_cluster import (  # noqa: E402
+from preftools.devtools.spark_cluster import (  # noqa: E402
     PeakRss, StandaloneCluster, free_ports, gib, session_processes, start_in_session, stop_session,
     vader_archive,
 )

@@ -35,8 +35,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from conftest import REPO, SCENARIO_BUILD, Warehouse, run_dbt
-from preftools import export as ex
-from preftools.contract import DATASETS_BY_KEY
+from preftools.inputs.contract import DATASETS_BY_KEY
+from preftools.outputs import export as ex
 
 pytestmark = pytest.mark.slow
 

@@ -22,8 +22,8 @@ against 1.14-1.15 GiB when the column was fetched whole.
 import pyarrow as pa
 import pyarrow.compute as pc
 
-# Scores on every core (a pool of worker processes), fed batch by batch; see preftools/sentiment.py.
-from preftools.sentiment import compound_scores_stream
+# Scores on every core (a pool of worker processes), fed batch by batch; see preftools/dbt_runtime/sentiment.py.
+from preftools.dbt_runtime.sentiment import compound_scores_stream
 
 # rows per record batch read from the warehouse: the texts never sit in Python all at once
 BATCH_ROWS = 50_000

@@ -54,8 +54,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from preftools import cards, warehouse
+from preftools import warehouse
 from preftools.cli import EXIT_ERROR, unexpected_error
+from preftools.outputs import cards
 from preftools.warehouse import DEFAULT_DUCKDB_PATH
 
 DEFAULT_OUT = "reports/audit_report.html"
@@ -63,7 +64,7 @@ DEFAULT_OUT = "reports/audit_report.html"
 # The card of OpenRubrics/ReVeR-Traces-Judge states the tool-call rate over all trajectories.
 REVER_CARD_TOOL_CALL_RATE = 0.589
 
-MART_SCHEMA = "main"  # where dbt builds the marts (as preftools.export's MART_SCHEMA)
+MART_SCHEMA = "main"  # where dbt builds the marts (as preftools.outputs.export's MART_SCHEMA)
 
 
 class ReportError(Exception):

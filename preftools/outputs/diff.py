@@ -70,7 +70,7 @@ import duckdb
 
 from preftools import warehouse
 from preftools.cli import EXIT_ERROR, os_error_message, run
-from preftools.export import DBT_WORK_RELATION
+from preftools.outputs.export import DBT_WORK_RELATION
 
 SCHEMAS = ("main", "audits")
 # Where a row came from, not what it says: a row that differs only here is identical (and moved).

@@ -1,6 +1,6 @@
 """Hugging Face dataset cards (``README.md``) for the exported marts.
 
-``preftools.export`` writes one card per mart, ``EXPORT_DIR/<mart>/README.md``, into the same
+``preftools.outputs.export`` writes one card per mart, ``EXPORT_DIR/<mart>/README.md``, into the same
 staging folder as the Parquet files (so a card is published, and replaced, together with its
 data) and records its sha256 in ``manifest.json``. A card holds:
 
@@ -282,7 +282,7 @@ def _read_builtin_registry(con) -> tuple[list[SourceDataset], bool]:
                 license=None if licence is None else str(licence),
             ))
         return sorted(out, key=lambda d: d.key), True
-    from preftools.contract import DATASETS
+    from preftools.inputs.contract import DATASETS
 
     return sorted((SourceDataset(d.key, d.group, d.hub_id, None) for d in DATASETS), key=lambda d: d.key), False
 
@@ -343,10 +343,10 @@ def _resolve_raw_dir(raw_data_dir: str) -> Path:
 
 
 def _fetch_record(raw_dir: Path, hub_id: str) -> str | None:
-    """The commit preftools.fetch (huggingface_hub's local_dir download) recorded for every
-    data file of a dataset (preftools.hub_layout), if they all agree and no file changed since;
+    """The commit preftools.inputs.fetch (huggingface_hub's local_dir download) recorded for every
+    data file of a dataset (preftools.inputs.hub_layout), if they all agree and no file changed since;
     else None."""
-    from preftools.hub_layout import local_data_files
+    from preftools.inputs.hub_layout import local_data_files
 
     repo = raw_dir / hub_id
     records = repo / ".cache" / "huggingface" / "download"

@@ -6,7 +6,7 @@
 
 Each dataset lands as a copy of its Hub repo, keeping the repo's own paths, under
 ``$RAW_DATA_DIR/<org>/<dataset>/``. Which files are downloaded is decided the way the Hub decides
-which files hold a dataset's data (:mod:`preftools.hub_layout`): the revision is resolved to a
+which files hold a dataset's data (:mod:`preftools.inputs.hub_layout`): the revision is resolved to a
 commit, the repo is listed at that commit, its card (README.md) is read, and the data files are
 the Parquet, JSON and CSV files the card's ``configs:``/``data_files`` name, else those the Hub's
 default patterns find (``data/train-*.parquet``, ``train.jsonl``, ...). Exactly those files and the
@@ -18,9 +18,9 @@ default config (``default/`` or the only config folder); one line on stdout says
 dataset (as its lock entry lists them) that the new fetch does not include are removed, also said
 in one line. Re-running skips files already there at that commit.
 
-Checks after the download: every Parquet footer against the schema in :mod:`preftools.contract`
+Checks after the download: every Parquet footer against the schema in :mod:`preftools.inputs.contract`
 (types compared leniently, as DuckDB reads them); every JSON or CSV file's columns, as DuckDB's
-reader gives them (:func:`preftools.hub_layout.duckdb_reader`), must include the contract's columns
+reader gives them (:func:`preftools.inputs.hub_layout.duckdb_reader`), must include the contract's columns
 by name (their types are left to the build's raw contract check, macros/raw_inputs.sql); the sizes
 and LFS sha256 the Hub lists; and that the local folder resolves to exactly the files downloaded (a
 left-over file the build would read too is reported).
@@ -34,7 +34,7 @@ manifest) while the files still match the lock. ``--lock FILE`` downloads exactl
 lock file at its commits (the conversion branch's too) and checks every sha256 against it;
 ``--revision DATASET=COMMIT`` pins one dataset.
 
-Extra datasets: every entry of the dbt var ``extra_datasets`` (:mod:`preftools.registry`; from
+Extra datasets: every entry of the dbt var ``extra_datasets`` (:mod:`preftools.inputs.registry`; from
 dbt_project.yml, overridden by ``--vars`` as dbt's ``--vars`` takes it, YAML text or a file) is
 fetched too, the same way, keyed by its name: the Hub's rule with the entry's ``config``, only the
 files of its ``splits``. Instead of the contract's schema, the columns the entry maps (for
@@ -63,12 +63,12 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from urllib.parse import urlsplit, urlunsplit
 
-from preftools import registry
 from preftools.cli import EXIT_ERROR, HF_LOGIN_HINT, error, one_line, os_error_message, run
-from preftools.contract import ACCEPTED_LEAF_TYPES, DATASETS, DATASETS_BY_KEY, RawDataset, duckdb_types
-from preftools.hub_layout import (CARD_NAME, LayoutError, card_configs, choose_config, duckdb_reader, file_format,
-                                  local_data_files, resolve)
-from preftools.registry import Entry, Registered
+from preftools.inputs import registry
+from preftools.inputs.contract import ACCEPTED_LEAF_TYPES, DATASETS, DATASETS_BY_KEY, RawDataset, duckdb_types
+from preftools.inputs.hub_layout import (CARD_NAME, LayoutError, card_configs, choose_config, duckdb_reader,
+                                         file_format, local_data_files, resolve)
+from preftools.inputs.registry import Entry, Registered
 
 DEFAULT_RAW_DATA_DIR = "data/raw"
 CONVERT_REF = "refs/convert/parquet"  # the Hub's automatic Parquet conversion of a dataset
@@ -153,7 +153,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         description=(
             "Download the upstream preference datasets from the Hugging Face Hub into "
             "RAW_DATA_DIR/<org>/<dataset>/ (the data files the Hub reads, Parquet, JSON or CSV, in the repo's "
-            "own layout) and check their schemas against preftools/contract.py."
+            "own layout) and check their schemas against preftools/inputs/contract.py."
         ),
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -313,7 +313,7 @@ def read_lock(path: Path) -> dict:
         raise FetchError(f"lock file {path} is not valid JSON: {_one_line(exc)}") from None
     datasets = data.get("datasets") if isinstance(data, dict) else None
     if not isinstance(datasets, dict):
-        raise FetchError(f"lock file {path} has no \"datasets\" object; is it a {LOCK_NAME} written by preftools.fetch?")
+        raise FetchError(f"lock file {path} has no \"datasets\" object; is it a {LOCK_NAME} written by `preftools fetch`?")
     version = data.get("lock_version", 1)
     if version not in (1, LOCK_VERSION):
         raise FetchError(
@@ -499,7 +499,7 @@ def _endpoint() -> str:
 
 def _hub_id_source(ds: Dataset) -> str:
     """Where the dataset's Hub id is written (to check it)."""
-    return f"hub_id of the {ds.var} entry {ds.key}" if isinstance(ds, Registered) else "the Hub id in preftools/contract.py"
+    return f"hub_id of the {ds.var} entry {ds.key}" if isinstance(ds, Registered) else "the Hub id in preftools/inputs/contract.py"
 
 
 def describe_error(exc: BaseException, ds: Dataset, revision: str, local_dir: Path) -> FetchError:
@@ -629,7 +629,7 @@ def _short(t, limit: int = 120) -> str:
 
 def type_problems(path: str, expected, actual) -> list[str]:
     """Differences between an expected and an actual Arrow type, by column path: the build's rule
-    (preftools/contract.py, "A raw column is accepted when ..."; macros/raw_inputs.sql applies it
+    (preftools/inputs/contract.py, "A raw column is accepted when ..."; macros/raw_inputs.sql applies it
     to DuckDB's types). String and list flavours, dictionary encoding, nullability, struct field
     order, extra struct fields, an all-null (null-typed) column or field and a narrower number
     that the contract type holds exactly (ACCEPTED_LEAF_TYPES) are accepted.
@@ -1092,7 +1092,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_ERROR
 
     # A card without front matter is normal (no configs: the Hub's default patterns apply); huggingface_hub
-    # would warn about it each time preftools.hub_layout reads the card.
+    # would warn about it each time preftools.inputs.hub_layout reads the card.
     logging.getLogger("huggingface_hub.repocard").setLevel(logging.ERROR)
     api = HfApi()
     previous = read_previous_lock(raw_data_dir)  # what an earlier fetch downloaded (its stale files are removed)

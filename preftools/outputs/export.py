@@ -11,7 +11,7 @@ blocks a concurrent ``dbt build`` (which then reports the lock), never the other
 Layout (``$EXPORT_DIR``, default ``exports/``)::
 
     <mart>/data/train-00000-of-0000N.parquet        one folder per mart, N files of < ~500 MB
-    <mart>/README.md                                its Hugging Face dataset card (preftools.cards):
+    <mart>/README.md                                its Hugging Face dataset card (preftools.outputs.cards):
                                                     configs/splits, licence, source datasets, column
                                                     descriptions from the catalog, provenance
     preference_pairs/data/<dataset>-00000-of-0000N.parquet
@@ -59,7 +59,7 @@ failure, a full disk or an interrupt (Ctrl-C, SIGTERM) before that point leaves 
 untouched and removes the staging folder; a killed process (SIGKILL, power loss) leaves a hidden
 staging folder, which the next export removes, and, if it died during the swaps, some mart folders
 of the new export beside the others' previous ones under the previous manifest (each folder whole;
-``preftools.publish`` refuses the ones that differ from the manifest until the export is rerun).
+``preftools.outputs.publish`` refuses the ones that differ from the manifest until the export is rerun).
 Tables dbt leaves in schema main when a build is killed (``<mart>__dbt_tmp``, ``__dbt_backup``) are
 not marts and are skipped with a warning. Two exports into the same directory exclude each other
 through ``.export.lock``.
@@ -98,9 +98,10 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from preftools import __version__, cards, cli, warehouse
+from preftools import __version__, cli, warehouse
 from preftools.cli import EXIT_ERROR, EXIT_INTERRUPTED, one_line, unexpected_error, project_path
 from preftools.files import CARD_NAME, DEFAULT_EXPORT_DIR, DEFAULT_SPLIT, LOCK_FILE, MANIFEST
+from preftools.outputs import cards
 from preftools.warehouse import DEFAULT_DUCKDB_PATH
 
 MART_SCHEMA = "main"
@@ -492,7 +493,7 @@ def export_mart(con, name: str, out_dir: Path, progress: bool = True) -> MartExp
             if state.split_by not in [c for c, _ in columns]:
                 raise ExportError(
                     f"mart {name} is split by column {state.split_by!r}, which it does not have "
-                    f"(columns: {', '.join(c for c, _ in columns)}); fix SPLIT_BY in preftools/export.py"
+                    f"(columns: {', '.join(c for c, _ in columns)}); fix SPLIT_BY in preftools/outputs/export.py"
                 )
             values = [r[0] for r in con.execute(
                 f"select distinct {_quote(state.split_by)} from {relation} order by 1 nulls last"
@@ -593,7 +594,7 @@ def export_lock(export_dir: Path) -> Iterator[None]:
         except BlockingIOError:
             holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "?"
             raise ExportError(
-                f"another export into {export_dir} is running (PID {holder}), or `preftools.publish` is uploading "
+                f"another export into {export_dir} is running (PID {holder}), or `preftools publish` is uploading "
                 "from it; wait for it to finish"
             ) from None
         os.ftruncate(fd, 0)
@@ -709,7 +710,7 @@ def publish(export_dir: Path, staging: Path, marts: list[str], retired: list[str
     fails the export with the previous one intact; the rest are renames. Each mart folder is
     exchanged with its previous version in one atomic step where the OS can (Linux), so a process
     killed during the swaps leaves every mart folder whole (the previous or the new version) and the
-    previous manifest, which ``preftools.publish`` checks every file against."""
+    previous manifest, which ``preftools.outputs.publish`` checks every file against."""
     staged_manifest = _stage_manifest(staging, manifest)
     old = staging / ".previous"
     old.mkdir()

@@ -15,7 +15,7 @@ targets 100 %). What is set for this project rather than taken from the package 
 * two rules excepted on purpose, with the reasons in CONTRIBUTING.md: the mart naming
   convention and source freshness (:data:`EXCEPTIONS`).
 
-    python -m preftools.dag_rules [--manifest target/manifest.json] [--include-excepted]
+    python -m preftools.devtools.dag_rules [--manifest target/manifest.json] [--include-excepted]
 
 prints one line per violation (rule, node, detail; tab-separated) and exits 1 if any.
 """
@@ -33,7 +33,7 @@ from pathlib import Path, PurePosixPath
 
 from preftools.cli import EXIT_ERROR, error, run
 
-PROG = "python -m preftools.dag_rules"
+PROG = "python -m preftools.devtools.dag_rules"
 DEFAULT_MANIFEST = Path("target/manifest.json")
 
 

@@ -13,7 +13,7 @@ An entry names a Hub dataset of a known shape and maps its columns (examples/ext
 :func:`load_vars` reads the vars as dbt sees them (dbt_project.yml, then ``--vars``),
 :func:`extra_datasets` and :func:`eval_sets` validate the entries as the build does (one-line
 :class:`ValueError` naming the entry, the key and the fix), :func:`data_files` lists an entry's
-local data files by the Hub's rule (:mod:`preftools.hub_layout`), restricted to its config and splits.
+local data files by the Hub's rule (:mod:`preftools.inputs.hub_layout`), restricted to its config and splits.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any, ClassVar, Iterable
 
 from preftools.cli import PROJECT_ROOT
-from preftools.contract import DATASETS_BY_KEY
-from preftools.hub_layout import CARD_NAME, DataFile, LayoutError, card_configs, local_paths, resolve
+from preftools.inputs.contract import DATASETS_BY_KEY
+from preftools.inputs.hub_layout import CARD_NAME, DataFile, LayoutError, card_configs, local_paths, resolve
 
 SHAPES = ("preference", "rated_completions", "transcript")
 REQUIRED_COLUMNS = {
@@ -260,7 +260,7 @@ def _names(value: Any) -> bool:
 
 def resolve_files(paths: list[str], card_text: str | None, config: str | None = None,
                   splits: Iterable[str] | None = None) -> list[DataFile]:
-    """The data files among a repo's ``paths`` by the Hub's rule (:func:`preftools.hub_layout.resolve`)
+    """The data files among a repo's ``paths`` by the Hub's rule (:func:`preftools.inputs.hub_layout.resolve`)
     with ``config``, restricted to ``splits`` (None: all), in the resolved order. A config named for
     a card without ``configs:`` is a folder of the repo (what ``load_dataset(hub_id, data_dir=...)``
     reads: the rule applied inside it), as Anthropic/hh-rlhf's ``helpful-base``; "default" there is

@@ -12,8 +12,8 @@ The daemons also get SIGKILL from the kernel if the process that started them di
 
 Used by ``tests/python/test_spark_cluster.py`` (``make test-spark-cluster``). By hand::
 
-    python -m preftools.spark_cluster vader-archive /tmp/vader.zip
-    python -m preftools.spark_cluster run -- dbt build --target spark_cluster ...
+    python -m preftools.devtools.spark_cluster vader-archive /tmp/vader.zip
+    python -m preftools.devtools.spark_cluster run -- dbt build --target spark_cluster ...
 
 ``run`` starts the cluster, runs the command with ``SPARK_MASTER`` set to it, prints the peak RSS of
 the driver (the command's process tree) and of each worker (daemon + executor + scripts), and stops
@@ -38,7 +38,7 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from preftools.processes import proc_table, tree_rss
+from preftools.devtools.processes import proc_table, tree_rss
 
 HOST = "127.0.0.1"
 # The name the archive is unpacked under in each executor's working directory
@@ -352,7 +352,7 @@ def gib(n: int) -> str:
 # ----------------------------------------------------------------------------- CLI
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m preftools.spark_cluster", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m preftools.devtools.spark_cluster", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     archive = sub.add_parser("vader-archive", help="zip the installed vaderSentiment for spark.archives")
     archive.add_argument("out", type=Path)

@@ -45,7 +45,7 @@ from dbt.adapters.duckdb.plugins import BasePlugin
 from dbt_common.exceptions import DbtRuntimeError
 
 from preftools.cli import disk_note, mount_point, one_line, project_path
-from preftools.hub_layout import duckdb_reader, file_format
+from preftools.inputs.hub_layout import duckdb_reader, file_format
 from preftools.warehouse import invalid_resource_setting, is_lock_error, lock_holder
 
 _NO_SPACE = "No space left on device"
@@ -144,7 +144,7 @@ def raw_globs(sql: str) -> list[str]:
     raw = os.environ.get("RAW_DATA_DIR") or "sample_data"  # the default of macros/raw_inputs.sql
     if globs or "://" in raw:
         return globs
-    from preftools.contract import DATASETS
+    from preftools.inputs.contract import DATASETS
 
     raw_dir = project_dir() / Path(raw).expanduser()  # relative to the project, as in raw_data_dir()
     return [str(path) for dataset in DATASETS for path in dataset.data_files(raw_dir)]

@@ -1,0 +1,1 @@
+"""What the dbt build itself imports: the profile's DuckDB plugin and the VADER scoring of the Python model."""
