@@ -156,16 +156,17 @@ def local_paths(repo_dir: Path) -> list[str]:
     return sorted(out)
 
 
-def local_data_files(repo_dir: Path, config: str | None = None) -> list[DataFile]:
-    """:func:`resolve` on a local copy of a repo (``$RAW_DATA_DIR/<org>/<name>``); [] when the
-    folder does not exist or holds no data file."""
+def local_data_files(repo_dir: Path, config: str | None = None, rule=None) -> list[DataFile]:
+    """:func:`resolve` (or ``rule``, called as resolve is) on a local copy of a repo
+    (``$RAW_DATA_DIR/<org>/<name>``, its card read from README.md); [] when the folder does not
+    exist or, without a card, holds no data file."""
     repo_dir = Path(repo_dir)
     if not repo_dir.is_dir():
         return []
     card = repo_dir / CARD_NAME
     card_text = card.read_text(encoding="utf-8", errors="replace") if card.is_file() else None
     try:
-        return resolve(local_paths(repo_dir), card_text, config)
+        return (rule or resolve)(local_paths(repo_dir), card_text, config)
     except LayoutError:
         if card_text is None:
             return []

@@ -18,6 +18,7 @@ local data files by the Hub's rule (:mod:`preftools.inputs.hub_layout`), restric
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +26,7 @@ from typing import Any, ClassVar, Iterable
 
 from preftools.cli import PROJECT_ROOT
 from preftools.inputs.contract import DATASETS_BY_KEY
-from preftools.inputs.hub_layout import CARD_NAME, DataFile, LayoutError, card_configs, local_paths, resolve
+from preftools.inputs.hub_layout import DataFile, card_configs, local_data_files, resolve
 
 SHAPES = ("preference", "rated_completions", "transcript")
 REQUIRED_COLUMNS = {
@@ -276,19 +277,8 @@ def resolve_files(paths: list[str], card_text: str | None, config: str | None = 
 
 
 def local_files(repo_dir: Path, config: str | None = None, splits: Iterable[str] | None = None) -> list[DataFile]:
-    """:func:`resolve_files` on a local copy of a repo (its card read from README.md); [] when the
-    folder does not exist or, without a card, holds no data file."""
-    repo_dir = Path(repo_dir)
-    if not repo_dir.is_dir():
-        return []
-    card = repo_dir / CARD_NAME
-    card_text = card.read_text(encoding="utf-8", errors="replace") if card.is_file() else None
-    try:
-        return resolve_files(local_paths(repo_dir), card_text, config, splits)
-    except LayoutError:
-        if card_text is None:
-            return []
-        raise
+    """:func:`resolve_files` on a local copy of a repo, as :func:`local_data_files` reads it."""
+    return local_data_files(repo_dir, config, rule=functools.partial(resolve_files, splits=splits))
 
 
 def data_files(entry: Entry, raw_dir: str | Path) -> list[Path]:
