@@ -41,9 +41,6 @@ from pathlib import Path
 from preftools.devtools.processes import proc_table, tree_rss
 
 HOST = "127.0.0.1"
-# The name the archive is unpacked under in each executor's working directory
-# (spark.archives=<zip>#vader) and so the PYTHONPATH entry of the executors (profiles.yml).
-VADER_ARCHIVE_ALIAS = "vader"
 
 
 # ----------------------------------------------------------------------------- what travels
