@@ -25,6 +25,7 @@ import argparse
 import os
 import sys
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -156,7 +157,8 @@ def local_paths(repo_dir: Path) -> list[str]:
     return sorted(out)
 
 
-def local_data_files(repo_dir: Path, config: str | None = None, rule=None) -> list[DataFile]:
+def local_data_files(repo_dir: Path, config: str | None = None,
+                     rule: Callable[[list[str], str | None, str | None], list[DataFile]] | None = None) -> list[DataFile]:
     """:func:`resolve` (or ``rule``, called as resolve is) on a local copy of a repo
     (``$RAW_DATA_DIR/<org>/<name>``, its card read from README.md); [] when the folder does not
     exist or, without a card, holds no data file."""
