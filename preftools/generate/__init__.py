@@ -8,7 +8,7 @@ ReVeR-Traces-Rubric a JSON Lines file at the root of its repo, the others Parque
     DIR/<org>/<dataset>/train.jsonl[.gz]                         (JSON, one shard)
     DIR/<org>/<dataset>/data/train-0000K-of-0000N.jsonl[.gz]     (JSON, several shards)
     DIR/_generator_manifest.json          (files, formats, row counts, planted quirks, integrity breaks,
-                                           planted contamination)
+                                           planted contamination, planted near duplicates)
 
 for every dataset of :data:`preftools.inputs.contract.DATASETS`, with exactly the schemas of
 :mod:`preftools.inputs.contract`.  The data is synthetic but reproduces the quirks of the
@@ -77,11 +77,24 @@ expect_match, coverage). The eval texts share no 8-gram with a training text by 
 planted cases are the only matches. The eval sets are built whenever anything is generated (the
 planted items do not depend on which datasets are written).
 
+Near duplicates by the rule of docs/near-duplicates.md (:mod:`.near_duplicates`) are planted in the
+three preference stand-ins (H4, argilla's cleaned set, RLHFlow), each case's rows clean pairs
+whose prompt, chosen and rejected are the case's texts: one prompt in other letter case and white
+space, one word changed in a long prompt (Jaccard just above 0.8), a template family chaining
+A~B~C with A not near C, the same comparison copied with small edits, the same comparison reversed
+(a label conflict), near-identical responses within a pair, and near misses just below 0.8 (a
+prompt; a copied comparison's rejected response). At least 2 cases of each kind (31 at scale 1.0),
+listed in the manifest under ``near_duplicates`` (kind; rows: dataset, hub_id, file relative to
+the folder, row, responses_jaccard, responses_near; comparisons: rows, prompt_jaccard,
+prompts_near, relations, chosen_jaccard, rejected_jaccard, chosen_rejected_jaccard,
+rejected_chosen_jaccard; clusters), each the rule's verdict on the planted texts.
+
 The package, by dataset: :mod:`.common` (random streams, the text bank, Arrow string
 helpers), :mod:`.ultrafeedback`, :mod:`.code_ultrafeedback` (with RLHFlow's script),
 :mod:`.rever`, :mod:`.writer` (the Parquet and JSON files), :mod:`.extra_common`,
 :mod:`.extra_pairs` and :mod:`.extra_openbmb` (the stand-ins), :mod:`.eval_sets` and
-:mod:`.contamination` (the eval sets and the planted cases); :func:`generate` here runs them in
+:mod:`.contamination` (the eval sets and the planted cases), :mod:`.near_duplicates` (the planted
+near duplicates); :func:`generate` here runs them in
 order and writes the manifest, ``__main__`` is the command line.
 
 Memory: every dataset is built and written a bounded chunk of rows at a time (UltraFeedback in
@@ -116,7 +129,16 @@ from preftools.generate.common import GENERATOR_VERSION, MANIFEST_NAME, Generati
 from preftools.generate.contamination import plan_contamination
 from preftools.generate.eval_sets import EVAL_SETS, build_eval_sets, write_eval_sets
 from preftools.generate.extra_openbmb import generate_openbmb
-from preftools.generate.extra_pairs import cross_duplicates, generate_argilla, generate_h4, generate_hh, generate_rlhflow
+from preftools.generate.extra_pairs import (
+    cross_duplicates,
+    generate_argilla,
+    generate_h4,
+    generate_hh,
+    generate_rlhflow,
+    near_duplicate_cases,
+)
+from preftools.generate.near_duplicates import plan_near_duplicates
+from preftools.generate.near_duplicates import record as record_near_duplicates
 from preftools.generate.rever import REVER_SOURCE_P, REVER_UF_LINK_SHARE, generate_rever
 from preftools.generate.ultrafeedback import (
     CHUNK_ROWS,
@@ -210,9 +232,11 @@ def generate(out_dir: str | Path, seed: int = 42, scale: float = 0.01, progress:
     write_eval_sets(out, eval_sets, evals, manifest)
     plan = plan_contamination(seed, eval_sets)
     del eval_sets
+    near_plan = plan_near_duplicates(seed, near_duplicate_cases(scale)) if extras else None
     run = GenerationRun(out_dir=out, seed=seed, text_factor=float(text_length), bank=TextBank(seed),
                         wanted=frozenset(wanted), progress=progress, formats=file_formats,
-                        ultrafeedback_revision=ultrafeedback_revision, contamination=plan)
+                        ultrafeedback_revision=ultrafeedback_revision, contamination=plan,
+                        near_duplicates=near_plan)
 
     # UltraFeedback first: ReVeR builds some of its pairs from its rows
     need_rever = bool(wanted & REVER_DATASETS)
@@ -231,6 +255,7 @@ def generate(out_dir: str | Path, seed: int = 42, scale: float = 0.01, progress:
         generate_rever(run, counts["rever_rubric"], links, manifest)
     if extras:
         generate_extras(run, scale, extras, manifest)
+        record_near_duplicates(manifest, near_plan)
 
     if bad_rate:
         manifest["bad_rate"] = bad_rate

@@ -83,6 +83,8 @@ class GenerationRun:
     ultrafeedback_revision: str = "original"
     # the eval items to plant in the training data (contamination.ContaminationPlan); None: none
     contamination: Any = None
+    # the near-duplicate cases to plant in the stand-ins of pairs (near_duplicates.NearDuplicatePlan); None: none
+    near_duplicates: Any = None
 
 
 # ======================================================================================

@@ -7,7 +7,10 @@ strictly above the rejected one and within the entry's score_range. A planted ro
 quirk (:data:`H4_QUIRKS` ...); the donors of one stand-in are the pairs the next repeats (H4 ->
 argilla with other letter case and white space, argilla -> RLHFlow exactly). Planted contamination
 (:mod:`.contamination`), in clean pairs: a GSM8K question as an H4 prompt, an MT-Bench follow-up as
-the second human turn of an hh-rlhf transcript."""
+the second human turn of an hh-rlhf transcript. Planted near duplicates (:mod:`.near_duplicates`),
+in clean pairs of the three preference stand-ins, each row's prompt, chosen and rejected replaced
+by a case's texts (its scores kept): prompts near each other, the same comparison copied with small
+edits or reversed, near-identical responses and near misses."""
 
 from __future__ import annotations
 
@@ -20,7 +23,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from preftools.generate import biases, contamination
+from preftools.generate import biases, contamination, near_duplicates
 from preftools.generate.common import GenerationRun, concat, n_planted, rng_for, segments, take_strings
 from preftools.generate.extra_common import (
     ASSISTANT,
@@ -47,6 +50,7 @@ from preftools.generate.ultrafeedback import UF_MODELS, UF_SOURCES, UF_SYSTEM_PR
 
 CROSS_RATE = 0.001  # share of an entry's rows that repeat a pair of the stand-in before it
 CONTAMINATION = "contamination"
+NEAR_DUPLICATE = "near_duplicate"
 
 
 def _contamination_rows(run: GenerationRun, key: str, n: int, taken: list[np.ndarray],
@@ -60,6 +64,40 @@ def _contamination_rows(run: GenerationRun, key: str, n: int, taken: list[np.nda
         free[rows] = False
     rows = rng_for(run.seed, "contamination", key).permutation(np.flatnonzero(free))[: len(cases)]
     return cases[: len(rows)], QuirkPlan({CONTAMINATION: np.sort(rows)})
+
+
+def _near_duplicate_rows(run: GenerationRun, key: str, n: int,
+                         taken: list) -> tuple[list[near_duplicates.Slot], QuirkPlan]:
+    """The members of planted near-duplicate cases that go to stand-in ``key`` (:mod:`.near_duplicates`)
+    and their rows, at random among the rows of its file not ``taken`` (by a planted quirk, a
+    duplicate's source, a donor, a contamination case), the k-th member in the k-th of the rows in
+    order."""
+    slots = run.near_duplicates.slots(key) if run.near_duplicates is not None else []
+    free = np.ones(n, bool)
+    for rows in taken:
+        free[np.asarray(rows, np.int64)] = False
+    rows = rng_for(run.seed, "near_duplicates", key).permutation(np.flatnonzero(free))[: len(slots)]
+    return slots[: len(rows)], QuirkPlan({NEAR_DUPLICATE: np.sort(rows)})
+
+
+def _near_duplicate_edit(slots: list[near_duplicates.Slot], prompt_column: bool):
+    """Row -> the row with the k-th member's prompt, chosen and rejected (each [user, assistant]), its
+    scores and other columns kept; the prompt also in the ``prompt`` column where the stand-in has one."""
+    def edit(row: dict, k: int) -> dict:
+        member = slots[k].texts
+        if prompt_column:
+            row["prompt"] = member.prompt
+        row["chosen"] = [{"content": member.prompt, "role": "user"}, {"content": member.chosen, "role": "assistant"}]
+        row["rejected"] = [{"content": member.prompt, "role": "user"},
+                           {"content": member.rejected, "role": "assistant"}]
+        return row
+    return edit
+
+
+def _place_near_duplicates(run: GenerationRun, stand_in: StandIn, path: str, slots: list[near_duplicates.Slot],
+                           plan: QuirkPlan) -> None:
+    if run.near_duplicates is not None:
+        run.near_duplicates.place(stand_in.key, stand_in.hub_id, path, slots, plan.rows[NEAR_DUPLICATE])
 
 
 def _record_contamination(manifest: dict, stand_in: StandIn, path: str, cases: list[contamination.Case],
@@ -177,6 +215,16 @@ def generate_h4(run: GenerationRun, scale: float, manifest: dict, write: bool, n
     donors: list[Donor] = []
     cases, planted = _contamination_rows(run, H4.key, rows[H4_TRAIN],
                                          [*plan.rows.values(), plan.donors, list(plan.duplicate_source.values())])
+    near_slots, near_planted = _near_duplicate_rows(
+        run, H4.key, rows[H4_TRAIN],
+        [*plan.rows.values(), plan.donors, list(plan.duplicate_source.values()), planted.rows[CONTAMINATION]])
+    near_edit = _near_duplicate_edit(near_slots, prompt_column=True)
+
+    def near_duplicate(row: dict, k: int) -> dict:
+        row = near_edit(row, k)
+        row["prompt_id"] = hashlib.sha256(row["prompt"].encode()).hexdigest()
+        row["messages"] = copy.deepcopy(row["chosen"])
+        return row
 
     def contaminate(row: dict, k: int) -> dict:
         """The prompt an eval item (:mod:`.contamination`), in every column that holds it."""
@@ -192,6 +240,7 @@ def generate_h4(run: GenerationRun, scale: float, manifest: dict, write: bool, n
         if path != H4_TRAIN:
             return table
         table = apply_plan(apply_plan(table, first, plan, H4_EDITS), first, planted, {CONTAMINATION: contaminate})
+        table = apply_plan(table, first, near_planted, {NEAR_DUPLICATE: near_duplicate})
         donors.extend(Donor(r["prompt"], r["chosen"][1]["content"], r["rejected"][1]["content"], r["score_chosen"],
                             r["score_rejected"]) for r in take_rows(table, first, plan.donors))
         return table
@@ -201,6 +250,7 @@ def generate_h4(run: GenerationRun, scale: float, manifest: dict, write: bool, n
     if write:
         record_planted(manifest, H4.key, _planted(plan, H4_TRAIN), donor_rows=_rows_of(plan.donors, H4_TRAIN))
         _record_contamination(manifest, H4, H4_TRAIN, cases, planted)
+        _place_near_duplicates(run, H4, H4_TRAIN, near_slots, near_planted)
     return donors
 
 
@@ -262,8 +312,14 @@ def generate_argilla(run: GenerationRun, scale: float, manifest: dict, write: bo
         "tied_scores": _tie_scores("chosen-rating", "rejected-rating"), CROSS_DUPLICATE: repeat_h4,
     }
 
+    near_slots, near_planted = _near_duplicate_rows(
+        run, ARGILLA.key, rows[ONE_TRAIN_FILE],
+        [*plan.rows.values(), plan.donors, list(plan.duplicate_source.values())])
+    near_edits = {NEAR_DUPLICATE: _near_duplicate_edit(near_slots, prompt_column=True)}
+
     bias_planted: dict[str, list[list]] = {}
-    planned = np.concatenate([*plan.rows.values(), plan.donors]).astype(np.int64)
+    # (no bias in a planted row: a quirk's, a donor's or a near duplicate's)
+    planned = np.concatenate([*plan.rows.values(), plan.donors, near_planted.rows[NEAR_DUPLICATE]]).astype(np.int64)
 
     def tables(path: str, index: int, first: int, count: int) -> pa.Table:
         table = _argilla_rows(run, rng_for(run.seed, "extra", "argilla", index), count)
@@ -271,7 +327,7 @@ def generate_argilla(run: GenerationRun, scale: float, manifest: dict, write: bo
         table, bias_rows = biases.plant(rng_for(run.seed, "extra", "argilla", "biases", index), table, free)
         for kind, positions in bias_rows.items():
             bias_planted.setdefault(kind, []).extend([path, first + p] for p in positions)
-        table = apply_plan(table, first, plan, edits)
+        table = apply_plan(apply_plan(table, first, plan, edits), first, near_planted, near_edits)
         donors.extend(Donor(r["prompt"], r["chosen"][1]["content"], r["rejected"][1]["content"], r["chosen-rating"],
                             r["rejected-rating"]) for r in take_rows(table, first, plan.donors))
         return table
@@ -280,6 +336,7 @@ def generate_argilla(run: GenerationRun, scale: float, manifest: dict, write: bo
     if write:
         record_planted(manifest, ARGILLA.key, _planted(plan, ONE_TRAIN_FILE),
                        donor_rows=_rows_of(plan.donors, ONE_TRAIN_FILE), bias_planted=bias_planted)
+        _place_near_duplicates(run, ARGILLA, ONE_TRAIN_FILE, near_slots, near_planted)
     return donors
 
 
@@ -400,10 +457,14 @@ def generate_rlhflow(run: GenerationRun, scale: float, manifest: dict, write: bo
         "unparseable_score": _rlhflow_score(lambda k: UNPARSEABLE_SCORES[k % len(UNPARSEABLE_SCORES)]),
         "score_out_of_range": _rlhflow_out_of_range, CROSS_DUPLICATE: repeat_argilla,
     }
+    near_slots, near_planted = _near_duplicate_rows(
+        run, RLHFLOW.key, rows[ONE_TRAIN_FILE], [*plan.rows.values(), list(plan.duplicate_source.values())])
+    near_edits = {NEAR_DUPLICATE: _near_duplicate_edit(near_slots, prompt_column=False)}
     shapes = {"rows_system_turn": 0, "rows_multi_turn": 0}
 
     def tables(path: str, index: int, first: int, count: int) -> pa.Table:
         table = apply_plan(_rlhflow_rows(run, rng_for(run.seed, "extra", "rlhflow", index), count), first, plan, edits)
+        table = apply_plan(table, first, near_planted, near_edits)
         roles = pc.struct_field(pc.list_flatten(table.column("chosen")), "role").to_numpy(zero_copy_only=False)
         owner = pc.list_parent_indices(table.column("chosen")).to_numpy()
         first_turn = np.r_[True, owner[1:] != owner[:-1]] if len(owner) else np.zeros(0, bool)
@@ -414,6 +475,7 @@ def generate_rlhflow(run: GenerationRun, scale: float, manifest: dict, write: bo
     write_stand_in(run, scale, RLHFLOW, RLHFLOW_SCHEMA, tables, manifest, write)
     if write:
         record_planted(manifest, RLHFLOW.key, _planted(plan, ONE_TRAIN_FILE), **shapes)
+        _place_near_duplicates(run, RLHFLOW, ONE_TRAIN_FILE, near_slots, near_planted)
 
 
 # --------------------------------------------------------------------------------------
@@ -530,6 +592,11 @@ def _rows_of(rows: np.ndarray, path: str) -> list[list]:
 def _planted(plan: QuirkPlan, path: str) -> dict[str, list[list]]:
     """The plan's rows as ``[file, row]`` per quirk (a plan over one file)."""
     return {quirk: _rows_of(rows, path) for quirk, rows in plan.rows.items()}
+
+
+def near_duplicate_cases(scale: float) -> int:
+    """How many near-duplicate cases of each kind are planted (:mod:`.near_duplicates`)."""
+    return near_duplicates.cases_per_kind(H4.rows(scale)[H4_TRAIN])
 
 
 def cross_duplicates(scale: float) -> tuple[int, int]:

@@ -976,6 +976,9 @@ def test_one_stand_in_alone(tmp_path):
     assert list(m["extra_datasets"]) == ["rlhflow_ultrafeedback"] and m["rows"] == {}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["RLHFlow", MANIFEST_NAME]
     assert len(m["extra_datasets"]["rlhflow_ultrafeedback"]["planted"]["cross_dataset_duplicate"]) >= 2
+    # only the near-duplicate cases whose every row was written: those wholly in RLHFlow's stand-in
+    cases = m.get("near_duplicates", [])
+    assert cases and all(r["dataset"] == "rlhflow_ultrafeedback" for c in cases for r in c["rows"])
 
 
 def test_fixed_ultrafeedback_revision(gen, tmp_path):
@@ -1005,3 +1008,138 @@ def test_fixed_ultrafeedback_revision(gen, tmp_path):
                 assert 1 <= d["overall_score"] <= 10
                 seen["re-annotated"] += d["overall_score"] != 10
     assert seen["set to 1"] > 0 and seen["re-annotated"] > 0
+
+
+# ------------------------------------------------------------------- planted near duplicates
+# (preftools/generate/near_duplicates.py: the rule of preftools/generate/near_duplicate_rule.py)
+
+NEAR_KINDS = ("prompt_case_whitespace", "prompt_one_word", "prompt_template_chain", "same_comparison_edited",
+              "label_conflict", "near_identical_responses", "prompt_near_miss", "comparison_near_miss")
+PAIR_ENTRIES = ("h4_ultrafeedback", "argilla_ultrafeedback_cleaned", "rlhflow_ultrafeedback")
+
+
+@pytest.fixture(scope="module")
+def gen_pairs(tmp_path_factory):
+    """The three preference stand-ins at scale 0.01 (the tests' and the bundled sample's scale)."""
+    out = tmp_path_factory.mktemp("raw42_pairs")
+    manifest = generate(out, seed=42, scale=0.01, progress=False, text_length=TEXT, datasets=list(PAIR_ENTRIES))
+    return out, manifest
+
+
+def _near_verdict(pairs: list[tuple[list, list, list]]) -> dict:
+    """The rule's verdict on planted pairs (prompt, chosen, rejected as message lists), written
+    from the rule: per pair its chosen/rejected Jaccard; per two pairs the prompt Jaccard, the
+    relations (when the prompts are near) and the four response Jaccards; the prompts' clusters."""
+    from preftools.generate.near_duplicate_rule import jaccard, near, prompt_text, response_text, shingles
+
+    sets = [(shingles(prompt_text(p)), shingles(response_text(c)), shingles(response_text(r))) for p, c, r in pairs]
+    rows = [{"responses_jaccard": round(jaccard(c, r), 6), "responses_near": near(c, r)} for _, c, r in sets]
+    comparisons, linked = [], {i: {i} for i in range(len(pairs))}
+    for i, j in itertools.combinations(range(len(pairs)), 2):
+        (pi, ci, ri), (pj, cj, rj) = sets[i], sets[j]
+        relations = []
+        if near(pi, pj):
+            relations += ["same_comparison"] if near(ci, cj) and near(ri, rj) else []
+            relations += ["label_conflict"] if near(ci, rj) and near(ri, cj) else []
+            for k in linked[i] | linked[j]:
+                linked[k] = linked[i] | linked[j]
+        comparisons.append({
+            "rows": [i, j], "prompt_jaccard": round(jaccard(pi, pj), 6), "prompts_near": near(pi, pj),
+            "relations": relations, "chosen_jaccard": round(jaccard(ci, cj), 6),
+            "rejected_jaccard": round(jaccard(ri, rj), 6), "chosen_rejected_jaccard": round(jaccard(ci, rj), 6),
+            "rejected_chosen_jaccard": round(jaccard(ri, cj), 6)})
+    clusters = sorted({tuple(sorted(c)) for c in linked.values()})
+    return {"rows": rows, "comparisons": comparisons, "clusters": [list(c) for c in clusters]}
+
+
+def _intended(case: dict) -> bool:
+    """What each kind is planted for."""
+    rows, comparisons, kind = case["rows"], case["comparisons"], case["kind"]
+    if kind == "near_identical_responses":
+        return len(rows) == 1 and rows[0]["responses_near"] and 0.8 <= rows[0]["responses_jaccard"] < 1
+    if any(r["responses_near"] for r in rows):
+        return False
+    if kind == "prompt_template_chain":
+        return [c["prompts_near"] for c in comparisons] == [True, False, True] and case["clusters"] == [[0, 1, 2]] \
+            and not any(c["relations"] for c in comparisons)
+    (c,) = comparisons
+    return {
+        "prompt_case_whitespace": c["prompt_jaccard"] == 1 and not c["relations"],
+        "prompt_one_word": 0.8 <= c["prompt_jaccard"] < 0.85 and not c["relations"],
+        "same_comparison_edited": c["prompts_near"] and c["relations"] == ["same_comparison"]
+        and max(c["prompt_jaccard"], c["chosen_jaccard"], c["rejected_jaccard"]) < 1,
+        "label_conflict": c["prompts_near"] and c["relations"] == ["label_conflict"],
+        "prompt_near_miss": 0.75 <= c["prompt_jaccard"] < 0.8 and not c["prompts_near"] and not c["relations"],
+        "comparison_near_miss": c["prompts_near"] and c["chosen_jaccard"] >= 0.8 and 0.75 <= c["rejected_jaccard"] < 0.8
+        and not c["relations"],
+    }[kind]
+
+
+@pytest.mark.parametrize("fixture", ["gen", "gen_pairs"])
+def test_near_duplicates_every_kind_planted(fixture, request):
+    """At least 2 cases of each kind at the tests' scales (0.005 and 0.01), in all three preference
+    stand-ins, a few hundred at scale 1.0; the label conflicts between H4 and argilla's cleaned set."""
+    from preftools.generate.extra_pairs import near_duplicate_cases
+
+    _, manifest = request.getfixturevalue(fixture)
+    cases = manifest["near_duplicates"]
+    kinds = Counter(c["kind"] for c in cases)
+    assert set(kinds) == set(NEAR_KINDS) and min(kinds.values()) >= 2, kinds
+    assert {r["dataset"] for c in cases for r in c["rows"]} == set(PAIR_ENTRIES)
+    assert any({r["dataset"] for r in c["rows"]} == {"h4_ultrafeedback", "argilla_ultrafeedback_cleaned"}
+               for c in cases if c["kind"] == "label_conflict")
+    assert all(len(c["rows"]) == 3 for c in cases if c["kind"] == "prompt_template_chain")
+    assert 100 <= near_duplicate_cases(1.0) * len(NEAR_KINDS) <= 400
+
+
+@pytest.mark.parametrize("fixture", ["gen", "gen_pairs"])
+def test_near_duplicate_verdicts_from_the_raw_files(fixture, request, entries):
+    """Each case's verdict, computed again with the rule from its rows as read from the raw files
+    (by the extra-datasets spec), is the manifest's, and the one its kind is planted for; no prompt
+    of the three stand-ins outside a case is near one of its prompts; its rows are clean pairs
+    that carry no other planted quirk."""
+    out, manifest = request.getfixturevalue(fixture)
+    pairs, prompts = {}, {}
+    for name in PAIR_ENTRIES:
+        entry = entries[name]
+        for f, i, prompt, chosen, rejected, scores in _pairs(entry, out):
+            pairs[(name, f"{entry.hub_id}/{f}", i)] = (prompt, chosen, rejected, scores)
+    from preftools.generate.near_duplicate_rule import near, prompt_text, shingles
+
+    index = defaultdict(set)  # shingle -> the rows whose prompt has it
+    for key, (prompt, *_rest) in pairs.items():
+        prompts[key] = shingles(prompt_text(prompt))
+        for s in prompts[key]:
+            index[s].add(key)
+
+    other_planted = set()
+    for name in PAIR_ENTRIES:
+        section = manifest["extra_datasets"][name]
+        hub_id = section["hub_id"]
+        lists = [*section["planted"].values(), section.get("donor_rows", []), *section.get("bias_planted", {}).values()]
+        other_planted |= {(name, f"{hub_id}/{f}", i) for rows in lists for f, i in rows}
+    other_planted |= {(c["dataset"], f"{c['hub_id']}/{c['file']}", c["row"]) for c in manifest["contamination"]}
+    flagged = {(name, f"{entries[name].hub_id}/{f}", i) for name, found in _flags(entries, out).items()
+               for f, i in found}
+
+    seen = set()
+    for case in manifest["near_duplicates"]:
+        keys = [(r["dataset"], r["file"], r["row"]) for r in case["rows"]]
+        assert all(k in pairs for k in keys) and not seen & set(keys), case
+        seen |= set(keys)
+        assert _near_verdict([pairs[k][:3] for k in keys]) == {
+            "rows": [{k: r[k] for k in ("responses_jaccard", "responses_near")} for r in case["rows"]],
+            "comparisons": case["comparisons"], "clusters": case["clusters"]}, case
+        assert _intended(case), case
+        near_in_case = defaultdict(set)
+        for c in case["comparisons"]:
+            if c["prompts_near"]:
+                i, j = (keys[n] for n in c["rows"])
+                near_in_case[i].add(j)
+                near_in_case[j].add(i)
+        for k in keys:
+            _, chosen, rejected, (chosen_score, rejected_score) = pairs[k]
+            assert chosen_score > rejected_score and chosen and rejected, (case["kind"], k)
+            assert k not in other_planted and k not in flagged, (case["kind"], k)
+            near_rows = {o for s in prompts[k] for o in index[s] if near(prompts[k], prompts[o])} - {k}
+            assert near_rows == near_in_case[k], (case["kind"], k)
