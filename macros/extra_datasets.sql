@@ -236,6 +236,15 @@
     {{ return(mixture) }}
 {% endmacro %}
 
+{#- The var `mixture_max_pairs_per_prompt_cluster`, checked: none (no cap) or a whole number >= 1. -#}
+{% macro mixture_max_pairs_per_prompt_cluster() %}
+    {%- set k = var('mixture_max_pairs_per_prompt_cluster', none) -%}
+    {%- if k is not none and not (k is integer and k is not boolean and k >= 1) -%}
+        {{ exceptions.raise_compiler_error('var mixture_max_pairs_per_prompt_cluster: the most pairs training_mixture takes from one prompt cluster, a whole number >= 1 (or leave it out for no cap), e.g. mixture_max_pairs_per_prompt_cluster: 2; got: ' ~ k) }}
+    {%- endif -%}
+    {{ return(k) }}
+{% endmacro %}
+
 {#- The input check of the registry's entries (called by check_raw_inputs, DuckDB): each entry has
     data files, and each file has the mapped columns in a type the shape can read. One line per
     problem, naming the entry, the file, the column and the fix. -#}

@@ -17,9 +17,12 @@ data) and records its sha256 in ``manifest.json``. A card holds:
   ``training_filter``), for ``training_mixture`` what came from where (per dataset: the fraction
   asked, its clean pairs, the pairs taken), for the tables of pairs and the contamination tables
   the benchmarks their prompts were checked against (``meta.eval_sets``: Hub id, revision, the
-  rule's settings) and per dataset the pairs flagged ``eval_contamination``, and provenance: the build
-  (``meta.warehouse_build_info``), the raw data by Hub id and revision and the project's git commit
-  at export time.
+  rule's settings) and per dataset the pairs flagged ``eval_contamination``, for the tables of pairs
+  the near-duplicate check (the settings the build recorded in ``meta.warehouse_build_info``, per
+  dataset the pairs flagged ``near_duplicate_pair``, ``label_conflict`` and
+  ``near_identical_responses``, and the counts of ``near_duplicate_summary`` that involve its
+  datasets), and provenance: the build (``meta.warehouse_build_info``), the raw data by Hub id and
+  revision and the project's git commit at export time.
 
 Cards are deterministic: the same warehouse (and the same project commit and raw folder) gives
 the same bytes; nothing in them depends on the clock or on the export directory, and no path of
@@ -44,6 +47,15 @@ EVAL_SETS_TABLE = ("meta", "eval_sets")  # the `eval_sets` entries of the build,
 CONTAMINATION_FLAG = "eval_contamination"  # the integrity flag of a pair whose prompt holds an eval item
 # A table with this column is one of the contamination tables (eval_items, contamination_matches, ...).
 EVAL_SET_COLUMN = "eval_set"
+# The integrity flags of the near-duplicate checks (docs/near-duplicates.md), and where the build
+# records the rule's settings: meta.warehouse_build_info's columns, by setting.
+NEAR_DUPLICATE_FLAGS = ("near_duplicate_pair", "label_conflict", "near_identical_responses")
+NEAR_DUPLICATE_SUMMARY = "near_duplicate_summary"
+NEAR_DUPLICATE_SETTINGS = {
+    "enabled": "near_duplicates_enabled", "ngram": "near_duplicates_ngram", "threshold": "near_duplicates_threshold",
+    "keep": "near_duplicates_keep", "bands": "near_duplicates_bands", "rows": "near_duplicates_rows",
+    "mixture_max_pairs_per_prompt_cluster": "mixture_max_pairs_per_prompt_cluster",
+}
 # What the training_mixture card's table reads: per dataset of the `mixture` var, the fraction
 # asked, its clean pairs and the pairs taken (a reporting view, since the fractions are only in
 # the var); without it (a Spark export) the counts come from the marts, the fraction unrecorded.
@@ -137,6 +149,22 @@ class Contamination:
 
 
 @dataclass
+class NearDuplicates:
+    """What the cards say of near duplicates and label conflicts (docs/near-duplicates.md)."""
+
+    # enabled, ngram, threshold, keep, bands, rows, mixture_max_pairs_per_prompt_cluster (the keys of
+    # NEAR_DUPLICATE_SETTINGS); None when meta.warehouse_build_info does not record them
+    settings: dict | None
+    # the build's datasets in dataset order (built-in groups, then the extra_datasets entries)
+    datasets: list[str] = field(default_factory=list)
+    # the rows of near_duplicate_summary (dataset_a at or before dataset_b), in dataset order
+    summary: list[dict] = field(default_factory=list)
+    # dataset -> {"n_<flag>": pairs flagged <flag> per NEAR_DUPLICATE_FLAGS, "n_only": pairs flagged by
+    # one of them and by no other check}, over preference_pairs
+    flagged: dict[str, dict] = field(default_factory=dict)
+
+
+@dataclass
 class CardContext:
     """Facts shared by every card of one export (read once from the warehouse and the machine)."""
 
@@ -157,6 +185,8 @@ class CardContext:
     note: str | None = None
     # the eval sets checked and what they found; None for a warehouse without meta.eval_sets
     contamination: Contamination | None = None
+    # the near-duplicate check's settings and findings; None for a warehouse without near_duplicate_summary
+    near_duplicates: NearDuplicates | None = None
 
     def revision(self, d: SourceDataset | EvalSet) -> str:
         return self.raw_revisions.get(d.hub_id, "unknown")
@@ -262,6 +292,37 @@ def read_contamination(con) -> Contamination | None:
         ):
             contamination.flagged[r["dataset"]] = r
     return contamination
+
+
+def read_near_duplicates(con, build: dict | None) -> NearDuplicates | None:
+    """The near-duplicate rule's settings as the build recorded them (meta.warehouse_build_info), the
+    rows of near_duplicate_summary in dataset order, and each dataset's pairs flagged by the
+    near-duplicate checks (preference_pairs). None for a warehouse without near_duplicate_summary
+    (built before the check, or a partial export)."""
+    if not _table_exists(con, "main", NEAR_DUPLICATE_SUMMARY):
+        return None
+    recorded = build or {}
+    settings = ({key: recorded[column] for key, column in NEAR_DUPLICATE_SETTINGS.items()}
+                if all(column in recorded for column in NEAR_DUPLICATE_SETTINGS.values()) else None)
+    summary = _rows(con, f"select * from main.{_quote(NEAR_DUPLICATE_SUMMARY)}")
+    # near_duplicate_summary has a row (x, d) for every dataset x at or before d: d's position is its rows as dataset_b
+    position: dict[str, int] = {}
+    for r in summary:
+        position[r["dataset_b"]] = position.get(r["dataset_b"], 0) + 1
+    summary.sort(key=lambda r: (position[r["dataset_a"]], position[r["dataset_b"]]))
+    found = NearDuplicates(settings, sorted(position, key=position.get), summary)
+    if _table_exists(con, "main", "preference_pairs"):
+        checks = ", ".join(f"'{f}'" for f in NEAR_DUPLICATE_FLAGS)
+        near = f"len(list_filter(integrity_flags, lambda f: f in ({checks})))"
+        counts = ", ".join(f"count(case when list_contains(integrity_flags, '{f}') then 1 end) as n_{f}"
+                           for f in NEAR_DUPLICATE_FLAGS)
+        for r in _rows(
+            con,
+            f"select dataset, {counts}, count(case when {near} > 0 and {near} = len(integrity_flags) then 1 end) as n_only "
+            "from main.preference_pairs group by dataset",
+        ):
+            found.flagged[r["dataset"]] = r
+    return found
 
 
 def _read_builtin_registry(con) -> tuple[list[SourceDataset], bool]:
@@ -492,6 +553,7 @@ def read_context(con, build, exported_with: str) -> CardContext:
         mixture=read_mixture(con),
         biases=read_biases(con),
         contamination=contamination,
+        near_duplicates=read_near_duplicates(con, row),
     )
 
 
@@ -769,6 +831,91 @@ def _contamination_section(datasets: list[str], context: CardContext, contaminat
     return out
 
 
+def _near_duplicates_section(datasets: list[str], found: NearDuplicates | None) -> list[str]:
+    """The "Near duplicates and label conflicts" section: what the build looked for (the rule with
+    the settings it recorded), per dataset of the card its pairs flagged by each near-duplicate
+    check, and the rows of near_duplicate_summary that involve the card's datasets."""
+    if found is None:
+        return []
+    out = ["## Near duplicates and label conflicts", ""]
+    settings = found.settings
+    cap = (settings or {}).get("mixture_max_pairs_per_prompt_cluster")
+    capped = (f"`training_mixture` took at most {cap:,} pairs of one prompt cluster (near-duplicate prompts, across "
+              "datasets; the var `mixture_max_pairs_per_prompt_cluster`)." if cap is not None else None)
+    if settings is None:
+        out += ["The build did not record the near-duplicate settings (no `near_duplicates_*` columns in "
+                "`meta.warehouse_build_info`).", ""]
+    elif not settings["enabled"]:
+        return out + [
+            "The near-duplicate check was off in this build (the var `near_duplicates: {enabled: false}`): no "
+            "prompt or pair was compared and no pair is flagged by it." + (f" {capped}" if capped else ""),
+            "",
+        ]
+    else:
+        ngram, threshold = settings["ngram"], settings["threshold"]
+        out += [
+            f"What the build looked for, across all its datasets (the var `near_duplicates`: ngram {ngram}, "
+            f"threshold {threshold:g}, keep {settings['keep']}): two prompts are near duplicates when the sets of "
+            f"word {ngram}-grams of their texts (tokens: runs of letters and digits, lower-cased) have a Jaccard "
+            f"similarity of at least {threshold:g}. Two pairs whose prompts are the same or near duplicates make the "
+            "same comparison when their chosen responses are near and their rejected ones too ("
+            + ("every copy but the first" if settings["keep"] == "one" else "every copy")
+            + " is flagged `near_duplicate_pair`), a label conflict when each one's chosen is near the other's "
+            "rejected (both are flagged `label_conflict`); a pair whose chosen and rejected responses are near is "
+            "flagged `near_identical_responses`.",
+            "",
+        ]
+    out += [
+        "Flagged pairs are not in the training splits: they are in the `<dataset>_flagged` splits of "
+        "`preference_pairs` (`is_flagged` is true on them) and `training_mixture` takes none of them."
+        + (f" {capped}" if capped else ""),
+        "",
+    ]
+    shown = [d for d in found.datasets if d in datasets]
+    if not shown:
+        return out
+    out += [
+        "| dataset | " + " | ".join(f"pairs flagged `{f}`" for f in NEAR_DUPLICATE_FLAGS) + " | ... by no other check |",
+        "|---|" + "---:|" * (len(NEAR_DUPLICATE_FLAGS) + 1),
+    ]
+    for d in shown:
+        flagged = found.flagged.get(d, {})
+        cells = [f"{flagged.get(f'n_{f}', 0):,}" for f in NEAR_DUPLICATE_FLAGS] + [f"{flagged.get('n_only', 0):,}"]
+        out.append(f"| {_cell(d)} | " + " | ".join(cells) + " |")
+    out += [
+        "",
+        "Counted over all the dataset's pairs in `preference_pairs` (a pair can have several flags). *By no other "
+        "check*: the pairs that would be training pairs without these checks.",
+        "",
+    ]
+    involved = [r for r in found.summary if r["dataset_a"] in shown or r["dataset_b"] in shown]
+    shared = [r for r in involved if r["n_prompt_pairs"] or r["n_same_comparison"] or r["n_label_conflicts"]]
+    if not shared:
+        return out + [
+            f"None of {', '.join(f'`{d}`' for d in shown)} shares a near-duplicate prompt with itself or with another "
+            "dataset of the build (`near_duplicate_summary`).",
+            "",
+        ]
+    out += [
+        "Shared between two datasets of the build, one of them this card's (`near_duplicate_summary`; a dataset "
+        "with itself: within it): near-duplicate prompt pairs, pairs of pairs making the same comparison, and label "
+        "conflicts.",
+        "",
+        "| dataset | with | prompt pairs | same comparisons | label conflicts |",
+        "|---|---|---:|---:|---:|",
+    ]
+    out += [
+        f"| {_cell(r['dataset_a'])} | {_cell(r['dataset_b'])} | {r['n_prompt_pairs']:,} | {r['n_same_comparison']:,} "
+        f"| {r['n_label_conflicts']:,} |"
+        for r in shared
+    ]
+    out += [""]
+    if len(shared) < len(involved):
+        out += [f"The other {len(involved) - len(shared):,} of the {len(involved):,} combinations involving this "
+                "card's datasets share none.", ""]
+    return out
+
+
 def _extra_datasets_table(mart: str, extra: list[SourceDataset], splits: dict[str, int]) -> list[str]:
     """The `extra_datasets` entries among a mart's sources: shape and what was read of them."""
     out = [
@@ -866,6 +1013,8 @@ def render_card(
         out += _biases_section(datasets, context.biases)
     if pairs_table or EVAL_SET_COLUMN in names:
         out += _contamination_section(datasets, context, contamination_table=EVAL_SET_COLUMN in names)
+    if pairs_table:
+        out += _near_duplicates_section(datasets, context.near_duplicates)
 
     # how to use
     load_line = 'ds = load_dataset("ORG/NAME")  # the Hub id of this dataset, or the local folder holding this card'

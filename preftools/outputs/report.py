@@ -23,12 +23,17 @@ refuses it):
 - benchmark contamination: the eval sets the training prompts were checked against (meta.eval_sets:
   Hub id, revision, the rule's settings), per dataset and eval set the items its prompts hold and the
   pairs flagged, and one example match per eval set with its evidence.
+- near duplicates and label conflicts: the settings the build used (the var near_duplicates), a
+  dataset x dataset matrix of near-duplicate prompt pairs, same comparisons and label conflicts
+  (near_duplicate_summary), the largest prompt clusters (prompt_clusters) and per dataset the pairs
+  each near-duplicate check flags.
 
 How it is built: every number is aggregated in the warehouse, by the dbt views of
 models/reporting/ (schema ``reporting``, one per chart, note or headline block); this module only
 selects from them and renders (the warehouse is opened read-only, so a notebook may hold it open
-too). Only those small aggregates reach Altair, never a response or prompt text (the one exception:
-the evidence of the example matches, a benchmark's own tokens, lower-cased). Each chart's
+too). Only those small aggregates reach Altair, never a response or prompt text (the two exceptions:
+the evidence of the example matches, a benchmark's own tokens, lower-cased, and the first 120
+characters of the first prompt of each of the 10 largest prompt clusters). Each chart's
 Vega-Lite spec, data included, sits in the page as a
 ``<script type="application/json" id="spec-<chart>">`` block, and the Vega, Vega-Lite and
 vega-embed JavaScript is inlined once (the bundle that vl-convert-python ships, matching Altair's
@@ -704,6 +709,117 @@ def contamination_section(con, tables: set[str]) -> Section:
     return section
 
 
+# the integrity flags of the near-duplicate checks (docs/near-duplicates.md), in the tables' column order
+NEAR_DUPLICATE_FLAGS = ("near_duplicate_pair", "label_conflict", "near_identical_responses")
+CLUSTER_PROMPT_CHARS = 120  # rpt_near_duplicate_clusters.prompt_start: the first prompt's first characters
+
+
+def _prompt_preview(start: str | None, chars: int | None) -> str:
+    """The start of a prompt on one line, with an ellipsis when the text goes on."""
+    text = " ".join((start or "").split())
+    return text + " …" if chars is not None and start is not None and chars > len(start) else text
+
+
+def near_duplicates_section(con, tables: set[str]) -> Section:
+    section = Section(
+        "near-duplicates",
+        "Near duplicates",
+        "Near duplicates and label conflicts: the same comparison twice, or reversed",
+        "Preference datasets share their sources, so a mixture can train on the same comparison twice, or on it "
+        "both ways round (docs/near-duplicates.md). Two prompts are near duplicates when the word n-grams "
+        "(shingles) of their texts have a Jaccard similarity at or above the threshold, in one dataset or across "
+        "two. Two pairs whose prompts are the same or near make the same comparison when chosen is near chosen "
+        "and rejected near rejected (every copy but the first is flagged near_duplicate_pair), a label conflict "
+        "when chosen is near rejected and rejected near chosen (both are flagged label_conflict); a pair whose "
+        "chosen and rejected are near is flagged near_identical_responses. Flagged pairs leave the training "
+        "splits and training_mixture.",
+        ["near_duplicate_summary", "prompt_clusters", "preference_pairs"],
+    )
+    if not _require(section, tables, ["rpt_near_duplicate_matrix", "rpt_near_duplicate_clusters",
+                                      "rpt_near_duplicate_flags", "rpt_near_duplicate_settings"]):
+        return section
+    (settings,) = fetch_rows(con, "select * from reporting.rpt_near_duplicate_settings")  # one row
+    cap = settings["mixture_max_pairs_per_prompt_cluster"]
+    section.intro += (
+        f" The settings of this build (the var near_duplicates): ngram {settings['ngram']}, threshold "
+        f"{settings['threshold']:g}, keep {settings['keep']}."
+    )
+    section.tables.append(Table(
+        "near-duplicate-settings",
+        ["setting", "value"],
+        [["enabled", "true" if settings["enabled"] else "false"],
+         ["ngram (words per shingle)", str(settings["ngram"])],
+         ["threshold (Jaccard)", f"{settings['threshold']:g}"],
+         ["keep", settings["keep"]],
+         ["MinHash LSH (bands x rows)", f"{settings['bands']} x {settings['rows']}"],
+         ["mixture_max_pairs_per_prompt_cluster", "no cap" if cap is None else str(cap)]],
+    ))
+    if not settings["enabled"]:
+        section.notes.append(
+            "The check was off in this build (near_duplicates: {enabled: false}): no prompt or pair was "
+            "compared, every prompt is its own cluster and no pair is flagged by it."
+        )
+        return section
+
+    matrix = fetch_rows(con, "select * from reporting.rpt_near_duplicate_matrix order by dataset_order_a, dataset_order_b")
+    order = {r["dataset_b"]: r["dataset_order_b"] for r in matrix}
+    datasets = sorted(order, key=order.get)
+    cells = {(r["dataset_a"], r["dataset_b"]): r for r in matrix}
+
+    def cell(a: str, b: str) -> str:
+        r = cells.get((a, b))
+        if r is None:
+            return ""
+        counts = (r["n_prompt_pairs"], r["n_same_comparison"], r["n_label_conflicts"])
+        return " / ".join(_num(n) for n in counts) if any(counts) else "·"
+
+    section.tables.append(Table(
+        "near-duplicate-matrix",
+        ["dataset", *datasets],
+        [[a, *(cell(a, b) for b in datasets)] for a in datasets],
+        numeric=set(range(1, len(datasets) + 1)),
+    ))
+    section.notes.append(
+        "The matrix: in each cell, near-duplicate prompt pairs / pairs of pairs making the same comparison / label "
+        "conflicts between the row's dataset and the column's (near_duplicate_summary; on the diagonal, within one "
+        "dataset; · none). audits.near_duplicate_pairs and audits.label_conflicts show the texts side by side."
+    )
+
+    clusters = fetch_rows(con, "select * from reporting.rpt_near_duplicate_clusters order by cluster_rank")
+    section.notes.append(
+        f"The clusters: {_num(settings['n_prompts_with_duplicates'])} of the {_num(settings['n_prompts'])} prompts of "
+        f"preference_pairs have a near duplicate, in {_num(settings['n_clusters_with_duplicates'])} prompt clusters of "
+        "two or more (prompt_clusters, a cluster named by its first prompt in dataset order)"
+        + (f"; the table lists the {len(clusters)} largest, with their pairs and the start of the first prompt."
+           if clusters else ".")
+    )
+    if clusters:
+        section.tables.append(Table(
+            "near-duplicate-clusters",
+            ["cluster", "prompts", "datasets", "pairs", "first prompt"],
+            [[r["cluster_id"], _num(r["cluster_size"]), r["datasets"], _num(r["n_pairs"]),
+              _prompt_preview(r["prompt_start"], r["prompt_chars"])] for r in clusters],
+            numeric={1, 3},
+        ))
+
+    flags = fetch_rows(con, "select * from reporting.rpt_near_duplicate_flags")
+    flags.sort(key=lambda r: (order.get(r["dataset"], len(order)), r["dataset"]))
+    columns = ["n_pairs", *(f"n_{f}" for f in NEAR_DUPLICATE_FLAGS), "n_flagged", "n_flagged_by_no_other_check"]
+    rows = [[r["dataset"], *(_num(r[c]) for c in columns)] for r in flags]
+    rows.append(["total", *(_num(sum(r[c] for r in flags)) for c in columns)])
+    section.tables.append(Table(
+        "near-duplicate-flags",
+        ["dataset", "pairs", *NEAR_DUPLICATE_FLAGS, "any of the three", "... by no other check"],
+        rows,
+        numeric=set(range(1, len(columns) + 1)),
+    ))
+    section.notes.append(
+        "The flags: per dataset, the pairs of preference_pairs each near-duplicate check flags (a pair can have "
+        "several flags); by no other check: the pairs these checks alone take out of the training split."
+    )
+    return section
+
+
 def known_biases_section(con, tables: set[str]) -> Section:
     import altair as alt
 
@@ -776,6 +892,7 @@ SECTIONS: list[Callable] = [
     known_biases_section,
     training_mixture_section,
     contamination_section,
+    near_duplicates_section,
 ]
 
 

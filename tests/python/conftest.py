@@ -72,9 +72,11 @@ REGISTRY_VARS: dict = __import__("yaml").safe_load((REPO / "examples" / "extra_d
 # session build (the `warehouse` fixture) runs them; each scenario build would run them again.
 SCENARIO_BUILD = ["build", "--exclude-resource-type", "unit_test"]
 # The integrity checks preference_pairs gives every dataset's pairs (test_cross_dataset recomputes
-# them); the training tables carry them beside their dataset's own checks.
+# them, the near-duplicate ones from near_duplicates_reference); the training tables carry them
+# beside their dataset's own checks.
+NEAR_DUPLICATE_FLAGS = frozenset({"near_duplicate_pair", "label_conflict", "near_identical_responses"})
 SHARED_FLAGS = frozenset({"identical_responses", "empty_response", "score_not_higher", "duplicate_pair",
-                          "cross_dataset_duplicate"})
+                          "cross_dataset_duplicate"}) | NEAR_DUPLICATE_FLAGS
 
 
 def run_make(*args: str, env: dict | None = None, timeout: int = 120) -> subprocess.CompletedProcess:
@@ -318,6 +320,36 @@ def revised(raw_dir, warehouse, tmp_path_factory):
         folder = tmp_path_factory.mktemp("revision")
         make(folder)
     return Warehouse(folder / "warehouse.duckdb", folder / "raw", folder), Planted.load(folder / "planted.json")
+
+
+# The near-duplicate models, the marts that read them, the build record and the report's settings
+# again on a copy of the session build, with the check off and a cap on training_mixture.
+SWITCHED_OFF_VARS = {"near_duplicates": {"enabled": False}, "mixture_max_pairs_per_prompt_cluster": 2}
+SWITCHED_OFF_MODELS = ("path:models/intermediate/near_duplicates", "path:models/marts/near_duplicates",
+                       "preference_pairs", "training_mixture", "warehouse_build_info", "rpt_near_duplicate_settings")
+
+
+def _switch_off(warehouse, folder: Path) -> None:
+    for built in warehouse.path.parent.glob(warehouse.path.name + "*"):
+        if built.is_file():
+            shutil.copy2(built, folder / built.name.replace(warehouse.path.name, "warehouse.duckdb"))
+    run_dbt(["run", "-s", *SWITCHED_OFF_MODELS, "--vars", json.dumps(SWITCHED_OFF_VARS)],
+            warehouse.raw_dir, folder / "warehouse.duckdb", folder / "work")
+
+
+@pytest.fixture(scope="session")
+def switched_off(warehouse, tmp_path_factory) -> Warehouse:
+    """The session build with near_duplicates.enabled false and mixture_max_pairs_per_prompt_cluster
+    2 (SWITCHED_OFF_MODELS run again on a copy), shared by the xdist workers; each reads its own copy
+    (test_near_duplicates, test_report and test_export read it)."""
+    work = tmp_path_factory.mktemp("near_duplicates_off")
+    shared = shared_once(tmp_path_factory, "shared_near_duplicates_off", lambda folder: _switch_off(warehouse, folder))
+    if shared is None:
+        _switch_off(warehouse, work)
+    else:
+        for f in shared.glob("warehouse.duckdb*"):
+            shutil.copy2(f, work / f.name)
+    return Warehouse(work / "warehouse.duckdb", warehouse.raw_dir, work)
 
 
 @pytest.fixture(scope="module")

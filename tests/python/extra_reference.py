@@ -34,6 +34,7 @@ PAIR_COLUMNS = (
 FLAGS = (
     "identical_responses", "empty_response", "score_not_higher", "unparseable_score",
     "score_out_of_range", "duplicate_pair", "cross_dataset_duplicate",
+    "near_duplicate_pair", "label_conflict", "near_identical_responses",
 )
 REJECT_REASONS = ("no_completions", "no_lower_rated_completion", "no_rated_pair")
 BUILTIN_DATASETS = ("ultrafeedback", "code_ultrafeedback", "rever")  # registered first, in this order
@@ -385,12 +386,14 @@ def pair_key(pair: dict, key=exact_key) -> tuple:
     return (key(pair["prompt"]), key(pair["chosen"]), key(pair["rejected"]))
 
 
-def finish_pairs(pairs: list[dict], entry: dict, earlier_keys: set, train_on_flagged_pairs: bool) -> None:
+def finish_pairs(pairs: list[dict], entry: dict, earlier_keys: set, train_on_flagged_pairs: bool,
+                 other_flags: dict[str, set[str]]) -> None:
     """Margins, the flags (duplicate_pair within the dataset, cross_dataset_duplicate against
-    ``earlier_keys``: normalised pair keys of the datasets registered before), split."""
+    ``earlier_keys``: normalised pair keys of the datasets registered before; ``other_flags``, pair_id
+    -> the flags other rules' references give it, such as the near-duplicate checks), split."""
     seen = set()
     for pair in sorted(pairs, key=lambda p: p["_order"]):
-        flags = pair_flags(pair, entry)
+        flags = pair_flags(pair, entry) | other_flags.get(pair["pair_id"], set())
         key = pair_key(pair)
         if key in seen:
             flags.add("duplicate_pair")
@@ -443,16 +446,18 @@ class Expected:
 
 
 def expected(raw_dir: Path, entries: list[dict], random_seed, mixture: dict | None,
-             builtin_pairs: list[dict], train_on_flagged_pairs: bool = False) -> Expected:
+             builtin_pairs: list[dict], train_on_flagged_pairs: bool = False,
+             other_flags: dict[str, set[str]] | None = None) -> Expected:
     """The expected extra-dataset contents of a warehouse built on ``raw_dir`` with these
     registry entries. ``builtin_pairs``: the warehouse's preference_pairs rows of the built-in
     datasets (dataset, pair_id, prompt, chosen, rejected, is_flagged), for cross_dataset_duplicate
-    and the mixture."""
+    and the mixture; ``other_flags``: pair_id -> flags of rules checked by their own references
+    (near_duplicates_reference.warehouse_flags)."""
     out = Expected()
     earlier = {pair_key(p, normalised_key) for p in builtin_pairs if p["dataset"] in BUILTIN_DATASETS}
     for entry in entries:
         pairs, rejects, n = entry_pairs(entry, raw_dir, random_seed)
-        finish_pairs(pairs, entry, earlier, train_on_flagged_pairs)
+        finish_pairs(pairs, entry, earlier, train_on_flagged_pairs, other_flags or {})
         earlier |= {pair_key(p, normalised_key) for p in pairs}
         out.pairs[entry["name"]] = pairs
         out.rejects += rejects

@@ -10,6 +10,7 @@ from collections import Counter, defaultdict
 
 import pytest
 
+import near_duplicates_reference
 import test_code_ultrafeedback as cuf_tests
 import test_rever as rever_tests
 import test_ultrafeedback as uf_tests
@@ -151,10 +152,12 @@ def test_preference_pairs_keys_and_shape(pairs):
                                            "code_ultrafeedback_flagged", "rever_flagged"}
 
 
-def test_preference_pairs_shared_checks(pairs):
+def test_preference_pairs_shared_checks(pairs, warehouse):
     """The checks every dataset gets, recomputed here from the pairs' texts and scores: identical or
     empty responses, a score not above the other, an exact copy of an earlier pair of the dataset
-    (earlier: smaller pair_id), the same normalised texts in a dataset registered earlier."""
+    (earlier: smaller pair_id), the same normalised texts in a dataset registered earlier; the
+    near-duplicate checks from their reference (near_duplicates_reference, over every dataset)."""
+    near = near_duplicates_reference.warehouse_flags(warehouse)
     def text_key(r):
         return tuple(tuple((m["role"], normalise(m["content"])) for m in r[c]) for c in ("prompt", "chosen", "rejected"))
 
@@ -181,6 +184,7 @@ def test_preference_pairs_shared_checks(pairs):
             want.add("duplicate_pair")
         if first_dataset[text_key(r)] < BUILT_IN.index(r["dataset"]):
             want.add("cross_dataset_duplicate")
+        want |= near[r["pair_id"]]
         assert set(r["integrity_flags"]) & SHARED_FLAGS == want, r["pair_id"]
     # ReVeR's ultrafeedback-sourced pairs repeat UltraFeedback pairs: the check is not vacuous here
     assert any("cross_dataset_duplicate" in r["integrity_flags"] for r in pairs)

@@ -345,6 +345,11 @@ KNOWN_VIOLATIONS = {
     ("model_naming_conventions", "length_biased_slices"),
     ("model_naming_conventions", "truncation_collapsed_pairs"),
     ("model_naming_conventions", "contaminated_pairs"),
+    ("model_naming_conventions", "label_conflicts"),
+    ("model_naming_conventions", "near_duplicate_pair_texts"),
+    # the MinHash LSH candidates are a table of their own (prompt_candidates), read with the prompts
+    # they expand to: what the banding proposed stays countable against what was verified (make bench)
+    ("rejoining_of_upstream_concepts", "int_near_duplicates__prompt_matches"),
     # row_accounting reads each dataset's kept mart and its rejects model (which reads that mart):
     # the two independent rules the balance test needs; splitting it per dataset is open.
     ("rejoining_of_upstream_concepts", "row_accounting"),

@@ -7,7 +7,9 @@ export intact, no partial or temporary files, and one clear line.
 Expected values come from the warehouse itself (information_schema, ``count(*)``, the rows as
 DuckDB returns them to Python) and from the issue text, never from preftools/outputs/export.py. The cards'
 benchmark contamination section is checked on the session warehouse (no eval set registered) and
-on test_contamination's build with examples/eval_sets.yml, then published to the stand-in Hub.
+on test_contamination's build with examples/eval_sets.yml, then published to the stand-in Hub. The
+cards' near duplicates section is checked against the marts (preference_pairs' flags,
+near_duplicate_summary) and the settings meta.warehouse_build_info records.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from conftest import REPO
 from hub_standin import TOKEN, hub_env
 from preftools.outputs import export as ex
 from test_contamination import built  # noqa: F401 - the fixture: one build with examples/eval_sets.yml, shared
+
 
 pytestmark = pytest.mark.slow
 
@@ -734,6 +737,101 @@ def test_cards_count_each_datasets_contaminated_pairs(contaminated, hub, tmp_pat
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert hub.files(repo)["README.md"] == (out / "preference_pairs" / "README.md").read_bytes()
+
+
+# --------------------------------------------------------------------------------------------
+# the cards' near duplicates and label conflicts section
+
+NEAR_DUPLICATES = "## Near duplicates and label conflicts"
+NEAR_DUPLICATE_FLAGS = ("near_duplicate_pair", "label_conflict", "near_identical_responses")
+
+
+def markdown_rows(section: str, header_start: str) -> list[list[str]]:
+    """The body rows of the Markdown table whose header line starts with ``header_start``, as cells."""
+    lines = section[section.index(header_start):].split("\n\n", 1)[0].splitlines()[2:]
+    return [[c.strip() for c in line.strip().strip("|").split(" | ")] for line in lines]
+
+
+def dataset_order(con) -> list[str]:
+    """docs/near-duplicates.md "Order": the built-in datasets the build enabled, then the
+    extra_datasets entries in registry order."""
+    enabled = con.execute("select datasets from meta.warehouse_build_info").fetchone()[0].split(",")
+    extra = [r[0] for r in con.execute("select dataset from meta.extra_datasets order by registry_order").fetchall()]
+    return [d for d in BUILT_IN_DATASETS if d in enabled] + extra
+
+
+def test_cards_count_each_datasets_near_duplicates(exported, con):
+    """Every training table's card: the rule with the settings meta.warehouse_build_info records, that
+    flagged pairs are not in the training splits (so they are not), per dataset of the card its pairs
+    flagged by each near-duplicate check (and by no other check) counted from preference_pairs, and
+    the rows of near_duplicate_summary with a count that involve its datasets."""
+    (info,) = duck_rows(con, "select * from meta.warehouse_build_info")
+    assert info["near_duplicates_enabled"]
+    order = dataset_order(con)
+    counts: dict[str, Counter] = {}
+    for r in duck_rows(con, "select dataset, split, pair_id, integrity_flags from main.preference_pairs"):
+        near = set(r["integrity_flags"]) & set(NEAR_DUPLICATE_FLAGS)
+        c = counts.setdefault(r["dataset"], Counter())
+        for f in near:
+            c[f] += 1
+        c["alone"] += bool(near) and near == set(r["integrity_flags"])
+        if near:  # what the cards say: not in a training split, not in the mixture
+            assert r["split"] == r["dataset"] + "_flagged", r
+    assert sum(c[f] for c in counts.values() for f in NEAR_DUPLICATE_FLAGS), "no pair flagged by a near-duplicate check"
+    mixed = {r["dataset"] for r in duck_rows(con, "select distinct dataset from main.training_mixture")}
+    assert mixed and not duck_rows(con, "select pair_id from main.training_mixture where "
+                                        + " or ".join(f"list_contains(integrity_flags, '{f}')" for f in NEAR_DUPLICATE_FLAGS))
+    summary = duck_rows(con, "select * from main.near_duplicate_summary")
+    summary.sort(key=lambda r: (order.index(r["dataset_a"]), order.index(r["dataset_b"])))
+    ngram, threshold = info["near_duplicates_ngram"], info["near_duplicates_threshold"]
+    manifest = json.loads((exported / "manifest.json").read_text())
+    for mart, datasets in {"preference_pairs": set(counts), "ultrafeedback_curated": {"ultrafeedback"},
+                           "code_ultrafeedback_pairs": {"code_ultrafeedback"}, "rever_pairs": {"rever"},
+                           "training_mixture": mixed}.items():
+        # the settings are in manifest.json too, with the build that recorded them
+        build = manifest["marts"][mart]["build"]
+        assert {k: build[k] for k in info if k.startswith("near_duplicates_")} == \
+            {k: v for k, v in info.items() if k.startswith("near_duplicates_")}, mart
+        section = card_section((exported / mart / "README.md").read_text(encoding="utf-8"), NEAR_DUPLICATES)
+        assert f"ngram {ngram}, threshold {threshold:g}, keep {info['near_duplicates_keep']}" in section, mart
+        assert f"word {ngram}-grams" in section and f"Jaccard similarity of at least {threshold:g}" in section, mart
+        assert "Flagged pairs are not in the training splits" in section, mart
+        shown = [d for d in order if d in datasets]
+        assert markdown_rows(section, "| dataset | pairs flagged") == [
+            [d, *(f"{counts.get(d, Counter())[f]:,}" for f in NEAR_DUPLICATE_FLAGS), f"{counts.get(d, Counter())['alone']:,}"]
+            for d in shown], mart
+        involved = [r for r in summary if r["dataset_a"] in datasets or r["dataset_b"] in datasets]
+        shared = [r for r in involved if r["n_prompt_pairs"] or r["n_same_comparison"] or r["n_label_conflicts"]]
+        assert shared or mart != "preference_pairs"  # the generated data has near duplicates
+        if not shared:
+            assert "| dataset | with |" not in section and "shares a near-duplicate prompt" in section, mart
+            continue
+        assert markdown_rows(section, "| dataset | with |") == [
+            [r["dataset_a"], r["dataset_b"], f"{r['n_prompt_pairs']:,}", f"{r['n_same_comparison']:,}",
+             f"{r['n_label_conflicts']:,}"] for r in shared], mart
+        if len(shared) < len(involved):
+            assert f"The other {len(involved) - len(shared):,} of the {len(involved):,} combinations" in section, mart
+    for mart in ("ultrafeedback_completion_scores", "near_duplicate_summary", "prompt_clusters"):
+        assert NEAR_DUPLICATES not in (exported / mart / "README.md").read_text(encoding="utf-8"), mart
+
+
+def test_cards_say_when_the_near_duplicate_check_was_off(switched_off, tmp_path):
+    """A build with near_duplicates.enabled false and mixture_max_pairs_per_prompt_cluster 2
+    (conftest.switched_off): the training tables' cards say the check was off, and the cap, in
+    one paragraph, with no table."""
+    (info,) = switched_off.rows("select * from meta.warehouse_build_info")
+    assert info["near_duplicates_enabled"] is False and info["mixture_max_pairs_per_prompt_cluster"] == 2
+    out = tmp_path / "exports"
+    proc = run_cli("--duckdb-path", str(switched_off.path), "--export-dir", str(out),
+                   "--marts", "preference_pairs,training_mixture")
+    assert proc.returncode == 0, proc.stderr
+    for mart in ("preference_pairs", "training_mixture"):
+        section = card_section((out / mart / "README.md").read_text(encoding="utf-8"), NEAR_DUPLICATES)
+        assert "The near-duplicate check was off in this build" in section, mart
+        assert "`training_mixture` took at most 2 pairs of one prompt cluster" in section, mart
+        assert "| dataset |" not in section, mart
+    build = json.loads((out / "manifest.json").read_text())["marts"]["preference_pairs"]["build"]
+    assert build["near_duplicates_enabled"] is False and build["mixture_max_pairs_per_prompt_cluster"] == 2
 
 
 def test_spark_layout_export_has_cards_without_descriptions(warehouse, tmp_path):

@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 import extra_reference as ref
+import near_duplicates_reference
 from extra_reference import assistant, message, user
 
 REPO = Path(__file__).resolve().parents[2]
@@ -35,7 +36,7 @@ def turns(*pairs):
 
 
 def finished(e, pairs, earlier=frozenset()):
-    ref.finish_pairs(pairs, e, set(earlier), train_on_flagged_pairs=False)
+    ref.finish_pairs(pairs, e, set(earlier), train_on_flagged_pairs=False, other_flags={})
     return pairs
 
 
@@ -427,7 +428,8 @@ def builtin_pairs(warehouse):
 @pytest.fixture(scope="module")
 def reference(warehouse, builtin_pairs) -> ref.Expected:
     return ref.expected(warehouse.raw_dir, ENTRIES, VARS["random_seed"], VARS.get("mixture"), builtin_pairs,
-                        bool(VARS.get("train_on_flagged_pairs", False)))
+                        bool(VARS.get("train_on_flagged_pairs", False)),
+                        near_duplicates_reference.warehouse_flags(warehouse))
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,9 @@ independent computation from the raw files (rules written from the marts' docs) 
 report aggregates: the UltraFeedback score grid, the best-rated/best-overall
 disagreement by source, the ReVeR tool-call rates and pair counts, the CodeUltraFeedback
 published pair count. The benchmark contamination section is checked on the session warehouse (no
-eval set registered) and on test_contamination's build with examples/eval_sets.yml.
+eval set registered) and on test_contamination's build with examples/eval_sets.yml. The near
+duplicates section is checked against the marts it reads (near_duplicate_summary, prompt_clusters,
+preference_pairs' flags) and the settings meta.warehouse_build_info records.
 """
 
 from __future__ import annotations
@@ -233,8 +235,10 @@ def test_every_chart_is_present(specs, report):
 
 
 def test_no_raw_text_in_the_report(report, warehouse):
-    """Only aggregates: no instruction or response text leaks into the HTML."""
+    """Only aggregates: no instruction or response text leaks into the HTML (but the start of the first
+    prompt of the largest prompt clusters, in their table: test_near_duplicates_section_lists_the_largest_clusters)."""
     _, text, _ = report
+    text = re.sub(r'<table class="figures" id="table-near-duplicate-clusters">.*?</table>', "", text, flags=re.S)
     samples = warehouse.rows(
         "select instruction from main.ultrafeedback_curated where length(instruction) > 40 order by prompt_id limit 20"
     ) + warehouse.rows(
@@ -480,6 +484,148 @@ def test_contamination_section_has_the_summary_and_examples(contaminated_report)
 
 
 # --------------------------------------------------------------------------------------------
+# near duplicates and label conflicts
+
+BUILTIN_DATASETS = ("ultrafeedback", "code_ultrafeedback", "rever")
+NEAR_DUPLICATE_FLAGS = ("near_duplicate_pair", "label_conflict", "near_identical_responses")
+
+
+def dataset_order(wh) -> list[str]:
+    """docs/near-duplicates.md "Order": the built-in datasets the build enabled, then the
+    extra_datasets entries in registry order."""
+    enabled = wh.scalar("select datasets from meta.warehouse_build_info").split(",")
+    extra = [r["dataset"] for r in wh.rows("select dataset from meta.extra_datasets order by registry_order")]
+    return [d for d in BUILTIN_DATASETS if d in enabled] + extra
+
+
+def prompt_text(prompt: list[dict]) -> str:
+    """A prompt's text as the near-duplicate rule reads it: its user turns' contents joined with a line break."""
+    return "\n".join(m["content"] for m in prompt if m["role"] == "user" and m["content"] is not None)
+
+
+def test_near_duplicates_section_states_the_settings(report, warehouse):
+    """The settings the build recorded in meta.warehouse_build_info, in a table and in the intro."""
+    _, text, _ = report
+    (info,) = warehouse.rows("select * from meta.warehouse_build_info")
+    cells = table_cells(text, "near-duplicate-settings")
+    got = {row[0]: row[1] for row in cells[1:]}
+    cap = info["mixture_max_pairs_per_prompt_cluster"]
+    assert got == {
+        "enabled": str(info["near_duplicates_enabled"]).lower(),
+        "ngram (words per shingle)": str(info["near_duplicates_ngram"]),
+        "threshold (Jaccard)": f"{info['near_duplicates_threshold']:g}",
+        "keep": info["near_duplicates_keep"],
+        "MinHash LSH (bands x rows)": f"{info['near_duplicates_bands']} x {info['near_duplicates_rows']}",
+        "mixture_max_pairs_per_prompt_cluster": "no cap" if cap is None else str(cap),
+    }
+    assert info["near_duplicates_enabled"]
+    section = html.unescape(section_html(text, "near-duplicates"))
+    assert (f"ngram {info['near_duplicates_ngram']}, threshold {info['near_duplicates_threshold']:g}, "
+            f"keep {info['near_duplicates_keep']}") in section
+    assert "not-built" not in section
+
+
+def test_near_duplicates_matrix_is_the_summary(report, warehouse):
+    """One row and one column per dataset in dataset order; the cell (a, b), a at or before b, holds
+    near_duplicate_summary's prompt pairs / same comparisons / label conflicts ("·" for none); the
+    cells below the diagonal are empty."""
+    _, text, _ = report
+    order = dataset_order(warehouse)
+    summary = {(r["dataset_a"], r["dataset_b"]): r for r in warehouse.rows("select * from main.near_duplicate_summary")}
+    assert len(summary) == len(order) * (len(order) + 1) // 2
+    assert any(a != b and r["n_prompt_pairs"] for (a, b), r in summary.items())  # not vacuous
+    cells = table_cells(text, "near-duplicate-matrix")
+    assert cells[0] == ["dataset", *order]
+    assert [row[0] for row in cells[1:]] == order
+    for i, a in enumerate(order):
+        for j, b in enumerate(order):
+            got = cells[1 + i][1 + j]
+            if j < i:
+                assert got == "", (a, b)
+                continue
+            r = summary[(a, b)]
+            counts = (r["n_prompt_pairs"], r["n_same_comparison"], r["n_label_conflicts"])
+            assert got == (" / ".join(f"{n:,}" for n in counts) if any(counts) else "·"), (a, b)
+
+
+def test_near_duplicates_section_lists_the_largest_clusters(report, warehouse):
+    """The 10 clusters of prompt_clusters with the most prompts (then by cluster_id; none of one prompt),
+    each with its datasets in dataset order, its pairs in preference_pairs and the first 120 characters
+    of its first prompt's text (the prompt cluster_id names; its first pair by pair_id), on one line."""
+    _, text, _ = report
+    order = dataset_order(warehouse)
+    members = warehouse.rows("select * from main.prompt_clusters")
+    sizes = Counter(m["cluster_id"] for m in members)
+    assert all(sizes[m["cluster_id"]] == m["cluster_size"] for m in members)
+    largest = sorted((c for c, n in sizes.items() if n > 1), key=lambda c: (-sizes[c], c))[:10]
+    assert largest
+    pairs = warehouse.rows("select dataset, prompt_id, pair_id, prompt from main.preference_pairs")
+    by_prompt = defaultdict(list)
+    for p in pairs:
+        by_prompt[(p["dataset"], p["prompt_id"])].append(p)
+    cells = table_cells(text, "near-duplicate-clusters")
+    assert cells[0] == ["cluster", "prompts", "datasets", "pairs", "first prompt"]
+    assert [row[0] for row in cells[1:]] == largest
+    for row, cluster in zip(cells[1:], largest):
+        inside = [m for m in members if m["cluster_id"] == cluster]
+        datasets = sorted({m["dataset"] for m in inside}, key=order.index)
+        n_pairs = sum(len(by_prompt[(m["dataset"], m["prompt_id"])]) for m in inside)
+        (first,) = [m for m in inside if f"{m['dataset']}:{m['prompt_id']}" == cluster]
+        full = prompt_text(min(by_prompt[(first["dataset"], first["prompt_id"])], key=lambda p: p["pair_id"])["prompt"])
+        preview = " ".join(full[:120].split()) + (" …" if len(full) > 120 else "")
+        assert row == [cluster, f"{sizes[cluster]:,}", ", ".join(datasets), f"{n_pairs:,}", preview], cluster
+    n_clusters = sum(1 for n in sizes.values() if n > 1)
+    n_prompts = sum(n for n in sizes.values() if n > 1)
+    section = html.unescape(section_html(text, "near-duplicates"))
+    assert (f"{n_prompts:,} of the {len(members):,} prompts of preference_pairs have a near duplicate, "
+            f"in {n_clusters:,} prompt clusters of two or more") in section
+
+
+def test_near_duplicates_section_counts_each_datasets_flags(report, warehouse):
+    """Per dataset of preference_pairs, in dataset order, then a total: its pairs, those each
+    near-duplicate flag marks, those any marks, and those no other integrity flag marks."""
+    _, text, _ = report
+    order = dataset_order(warehouse)
+    counts: dict[str, Counter] = defaultdict(Counter)
+    for r in warehouse.rows("select dataset, integrity_flags from main.preference_pairs"):
+        c = counts[r["dataset"]]
+        flags = set(r["integrity_flags"])
+        near = flags & set(NEAR_DUPLICATE_FLAGS)
+        c["pairs"] += 1
+        for f in NEAR_DUPLICATE_FLAGS:
+            c[f] += f in flags
+        c["any"] += bool(near)
+        c["alone"] += bool(near) and near == flags
+    assert sum(c["any"] for c in counts.values()), "no pair flagged by a near-duplicate check"
+    columns = ["pairs", *NEAR_DUPLICATE_FLAGS, "any", "alone"]
+    cells = table_cells(text, "near-duplicate-flags")
+    assert cells[0] == ["dataset", "pairs", *NEAR_DUPLICATE_FLAGS, "any of the three", "... by no other check"]
+    shown = [d for d in order if d in counts]
+    assert cells[1:] == [[d, *(f"{counts[d][c]:,}" for c in columns)] for d in shown] + [
+        ["total", *(f"{sum(counts[d][c] for d in shown):,}" for c in columns)]]
+
+
+def test_near_duplicates_section_when_the_check_was_off(switched_off, tmp_path):
+    """A build with near_duplicates.enabled false: the settings it used (as meta.warehouse_build_info
+    records them) and one note; no matrix, cluster or flag table (there is nothing in them)."""
+    wh = switched_off
+    (info,) = wh.rows("select * from meta.warehouse_build_info")
+    assert info["near_duplicates_enabled"] is False and info["mixture_max_pairs_per_prompt_cluster"] == 2
+    assert wh.scalar("select count(*) from main.prompt_clusters where cluster_size > 1") == 0
+    out = tmp_path / "off.html"
+    proc = run_report(wh.path, out)
+    assert proc.returncode == 0, proc.stderr
+    text = out.read_text(encoding="utf-8")
+    settings = {row[0]: row[1] for row in table_cells(text, "near-duplicate-settings")[1:]}
+    assert settings["enabled"] == "false" and settings["mixture_max_pairs_per_prompt_cluster"] == "2"
+    assert settings["threshold (Jaccard)"] == f"{info['near_duplicates_threshold']:g}"
+    section = html.unescape(section_html(text, "near-duplicates"))
+    assert "The check was off in this build" in section
+    for table in ("matrix", "clusters", "flags"):
+        assert f'id="table-near-duplicate-{table}"' not in section, table
+
+
+# --------------------------------------------------------------------------------------------
 # missing marts, errors
 
 
@@ -499,6 +645,9 @@ def test_missing_marts_give_not_built_notes(warehouse, tmp_path):
     assert sorted(c for c in specs if not c.startswith("extra-")) == sorted(c for c in CHART_IDS if c != "judge-agreement")
     assert 'data-not-built="judge_agreement_summary"' in text
     assert "meta.warehouse_build_info is not built" in text
+    # the near-duplicate section does not need meta.warehouse_build_info
+    section = section_html(text, "near-duplicates")
+    assert 'id="table-near-duplicate-settings"' in section and 'id="table-near-duplicate-matrix"' in section
 
 
 def test_warehouse_without_marts_is_refused(tmp_path):

@@ -9,8 +9,11 @@
 -- Every dataset's pairs get the same checks here, beside its own: identical_responses,
 -- empty_response, score_not_higher, duplicate_pair (an exact copy of an earlier pair of the same
 -- dataset), cross_dataset_duplicate (the same texts, lower-cased with white space collapsed, in
--- a dataset registered earlier; the first copy stays clean) and eval_contamination (a user turn
--- of the prompt matches an item of a registered eval set: contamination_matches).
+-- a dataset registered earlier; the first copy stays clean), eval_contamination (a user turn
+-- of the prompt matches an item of a registered eval set: contamination_matches) and the
+-- near-duplicate checks of int_near_duplicates__pair_flags: near_duplicate_pair (the same
+-- comparison, edited or not, as an earlier pair), label_conflict (the same comparison with the
+-- preference reversed) and near_identical_responses.
 {%- set train_on_flagged = var('train_on_flagged_pairs', false) | string | lower in ['true', '1', 'yes'] %}
 
 with
@@ -28,6 +31,13 @@ contaminated_prompts as (
         dataset,
         prompt_id
     from {{ ref('contamination_matches') }}
+
+),
+
+-- the pairs a near-duplicate check flags
+near_duplicate_flags as (
+
+    select * from {{ ref('int_near_duplicates__pair_flags') }}
 
 ),
 
@@ -129,12 +139,17 @@ checked as (
             ('ranked.copy_number > 1', 'duplicate_pair'),
             ('ranked.first_registry_order < unioned.registry_order', 'cross_dataset_duplicate'),
             ('contaminated_prompts.prompt_id is not null', 'eval_contamination'),
+            ('near_duplicate_flags.is_near_duplicate_pair', 'near_duplicate_pair'),
+            ('near_duplicate_flags.is_label_conflict', 'label_conflict'),
+            ('near_duplicate_flags.has_near_identical_responses', 'near_identical_responses'),
         ]) }} as shared_flags
     from unioned
     inner join ranked
         on unioned.pair_id = ranked.pair_id
     left join contaminated_prompts
         on unioned.dataset = contaminated_prompts.dataset and unioned.prompt_id = contaminated_prompts.prompt_id
+    left join near_duplicate_flags
+        on unioned.pair_id = near_duplicate_flags.pair_id
 
 ),
 

@@ -6,7 +6,11 @@
 -- With the var mixture_length_balanced, of each dataset's draw only as many chosen-longer pairs
 -- as rejected-longer ones are kept (the first ones by mixture_rank; pairs of equal length all
 -- kept), so "the longer response wins" is at chance in what is trained on.
+-- With the var mixture_max_pairs_per_prompt_cluster: K, of what the draws take, at most K pairs of
+-- one prompt cluster (prompt_clusters: near-duplicate prompts, across datasets), the first ones in
+-- the seeded order (stable_hash(random_seed, 'mixture', pair_id)), before the length balance.
 {%- set mixture = mixture_fractions() %}
+{%- set max_per_cluster = mixture_max_pairs_per_prompt_cluster() %}
 {%- set length_balanced = var('mixture_length_balanced', false) | string | lower in ['true', '1', 'yes'] %}
 
 with
@@ -45,12 +49,38 @@ drawn as (
 
 ),
 
-taken as (
+drawn_taken as (
 
     select * from drawn
     where mixture_rank <= floor(fraction * n_clean_pairs + 0.5)
 
 ),
+{%- if max_per_cluster is not none %}
+
+taken as (
+
+    select * from (
+        select
+            drawn_taken.*,
+            row_number() over (
+                partition by clusters.cluster_id
+                order by {{ stable_hash(["'" ~ var('random_seed') ~ "'", "'mixture'", 'drawn_taken.pair_id']) }}, drawn_taken.pair_id
+            ) as cluster_rank
+        from drawn_taken
+        inner join {{ ref('prompt_clusters') }} as clusters
+            on drawn_taken.dataset = clusters.dataset and drawn_taken.prompt_id = clusters.prompt_id
+    ) as ranked
+    where cluster_rank <= {{ max_per_cluster }}
+
+),
+{%- else %}
+
+taken as (
+
+    select * from drawn_taken
+
+),
+{%- endif %}
 {%- if length_balanced %}
 
 lengths as (
