@@ -28,14 +28,17 @@ Steps, in one run:
 10. ``dbt build`` with the seven eval sets of ``examples/eval_sets.yml`` registered (their
     generated stand-ins, real sizes) into a fresh file: what decontamination adds to the build
     (``--skip-eval-sets`` leaves it out);
-11. ``make test`` on a clean clone of the repo's HEAD (``--skip-make-test`` leaves it out): its
+11. ``dbt build`` with ``near_duplicates: {enabled: false}`` into a fresh file: what the
+    near-duplicate detection adds to the build, with the number of LSH candidates and of verified
+    near pairs in the default build (``--skip-near-duplicates`` leaves it out);
+12. ``make test`` on a clean clone of the repo's HEAD (``--skip-make-test`` leaves it out): its
     own venv and pinned install, then the whole suite.
 
 Each step runs as a child process; its wall time, CPU time (user + system, from wait4) and
 peak RSS of the whole process tree (/proc sampled every 50 ms) are recorded. Results are
 printed as a table with the performance targets (1 the peer and the honesty check, 2 the build,
 3 the same work, each over the peer and over the writing peer, 4 VADER, 5 the rebuild,
-6 ``make test``, 7 peak RSS, 8 the build with the eval sets), and written to
+6 ``make test``, 7 peak RSS, 8 the build with the eval sets, 9 the near-duplicate detection), and written to
 ``benchmarks/results/scale<scale>.json``, replacing the last result of that scale.
 
 Usage::
@@ -82,6 +85,9 @@ TARGET_MAKE_TEST_SECONDS = 300.0  # 6. make test on a clean clone, wall, and gre
 TARGET_PEAK_RSS_BYTES = 2 * 1024**3  # 7. peak RSS (process tree) of the dbt steps at default settings
 TARGET_EVAL_SETS_GROWTH = 1.15  # 8. dbt build with the example eval sets / without, wall (peak RSS as 7)
 EVAL_SETS_VARS = REPO / "examples" / "eval_sets.yml"
+TARGET_NEAR_DUPLICATES_GROWTH = 1.25  # 9. dbt build (near duplicates on, the default) / with them off, wall and CPU
+TARGET_NEAR_DUPLICATES_PEAK_RSS_BYTES = 4 * 1024**3  # 9. peak RSS of the default build
+NEAR_DUPLICATES_OFF = "{near_duplicates: {enabled: false}}"
 SENTIMENT_MODEL = "int_ultrafeedback__critique_sentiment_scores"
 # target 7, second half: at SCALE=4 the build succeeds at default settings within these, against scale 1.0
 TARGET_GROWTH_SCALE = 4.0
@@ -199,6 +205,26 @@ def dbt_build(name: str, raw_dir: Path, work: Path, threads: str, memory_limit: 
                  "warehouse_bytes": db.stat().st_size if db.exists() else None,
                  **run_results_summary(work / "target" / "run_results.json")}
     return m
+
+
+def near_duplicate_counts(warehouse: Path) -> dict | None:
+    """What the near-duplicate detection found in a built warehouse: LSH candidates (pairs of
+    distinct prompt shingle sets) and those whose sizes allowed the exact comparison, the verified
+    near prompt pairs, the related pairs of pairs (by relation), and the pairs each flag takes out."""
+    if not warehouse.exists():
+        return None
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        one = lambda sql: con.execute(sql).fetchone()[0]  # noqa: E731
+        return {
+            "prompt_set_candidates": one("select count(*) from intermediate.int_near_duplicates__prompt_candidates"),
+            "prompt_set_candidates_compared": one(
+                "select count(*) from intermediate.int_near_duplicates__prompt_candidates where jaccard is not null"),
+            "near_duplicate_prompts": one("select count(*) from main.near_duplicate_prompts"),
+            "relations": dict(con.execute("select relation, count(*) from main.near_duplicate_pairs group by all order by 1").fetchall()),
+            "flagged_pairs": dict(con.execute(
+                "select flag, count(*) from (select unnest(integrity_flags) as flag from main.preference_pairs) "
+                "where flag in ('near_duplicate_pair', 'label_conflict', 'near_identical_responses') group by all order by 1").fetchall()),
+        }
 
 
 def sentiment_alone(raw_dir: Path, work: Path, threads: str, memory_limit: str) -> Measurement:
@@ -612,7 +638,15 @@ def summarize(steps: dict[str, Measurement], raw_bytes: int | None = None, check
         _target(8, "peak RSS (process tree) of the build with the example eval sets",
                 round(ok["build_eval_sets"].peak_rss_bytes / 1024**3, 3) if "build_eval_sets" in ok else None,
                 TARGET_PEAK_RSS_BYTES / 1024**3, "GiB"),
+        _target(9, "dbt build (near duplicates on) / with near_duplicates.enabled false, wall",
+                ratio("build", "build_no_near_duplicates"), TARGET_NEAR_DUPLICATES_GROWTH, "x"),
+        _target(9, "dbt build (near duplicates on) / with near_duplicates.enabled false, CPU",
+                ratio("build", "build_no_near_duplicates", "cpu_seconds"), TARGET_NEAR_DUPLICATES_GROWTH, "x"),
+        _target(9, "peak RSS (process tree) of the build with near duplicates on",
+                round(build.peak_rss_bytes / 1024**3, 3) if build.ok else None,
+                TARGET_NEAR_DUPLICATES_PEAK_RSS_BYTES / 1024**3, "GiB"),
     ]
+    summary["near_duplicates"] = build.details.get("near_duplicates")
     return summary
 
 
@@ -731,7 +765,7 @@ def run_bench(seed: int = 42, scale: float = 1.0, cache_dir: Path = REPO / "benc
               low_memory_build: bool = True, reference_variants: tuple[str, ...] = ("whole_rows",),
               raw_dir: Path | None = None, verbose: bool = True, rebuild: bool = False,
               same_work: bool = False, with_peer: bool = True, with_make_test: bool = False,
-              eval_sets: bool = False) -> dict:
+              eval_sets: bool = False, near_duplicates: bool = False) -> dict:
     """Run every step and return the report (also written as JSON under ``results_dir``)."""
     threads = threads or os.environ.get("DUCKDB_THREADS", "2")
     memory_limit = memory_limit or os.environ.get("DUCKDB_MEMORY_LIMIT", "1GB")
@@ -745,6 +779,7 @@ def run_bench(seed: int = 42, scale: float = 1.0, cache_dir: Path = REPO / "benc
     steps["floor"] = floor(raw, work, threads, memory_limit)
     say(f"  {steps['floor'].wall_seconds:.1f} s\ndbt build ...")
     steps["build"] = dbt_build("dbt build", raw, work / "build", threads, memory_limit)
+    steps["build"].details["near_duplicates"] = near_duplicate_counts(work / "build" / "warehouse.duckdb")
     say(f"  {steps['build'].wall_seconds:.1f} s, ok={steps['build'].ok}")
     for variant in reference_variants:
         say(f"reference ({variant}) ...")
@@ -791,6 +826,12 @@ def run_bench(seed: int = 42, scale: float = 1.0, cache_dir: Path = REPO / "benc
         steps["build_eval_sets"] = dbt_build("dbt build, with the eval sets", raw, work / "build_eval_sets", threads,
                                              memory_limit, args=("build", "--vars", EVAL_SETS_VARS.read_text()))
         say(f"  {steps['build_eval_sets'].wall_seconds:.1f} s, ok={steps['build_eval_sets'].ok}")
+    if near_duplicates:
+        say("dbt build with near_duplicates.enabled false ...")
+        steps["build_no_near_duplicates"] = dbt_build(
+            "dbt build, near duplicates off", raw, work / "build_no_near_duplicates", threads, memory_limit,
+            args=("build", "--vars", NEAR_DUPLICATES_OFF))
+        say(f"  {steps['build_no_near_duplicates'].wall_seconds:.1f} s, ok={steps['build_no_near_duplicates'].ok}")
     if with_make_test:
         say("make test on a clean clone of HEAD ...")
         steps["make_test"] = make_test(work)
@@ -838,6 +879,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="leave out `make test` on a clean clone of HEAD (target 6; 5 to 9 minutes on 2 cores)")
     ap.add_argument("--skip-eval-sets", action="store_true",
                     help="leave out the build with the example eval sets registered (target 8)")
+    ap.add_argument("--skip-near-duplicates", action="store_true",
+                    help="leave out the build with near_duplicates.enabled false (target 9)")
     ap.add_argument("--reference", choices=["both", "whole_rows", "projected"], default="whole_rows",
                     help="which reference variants to run (default: whole rows)")
     a = ap.parse_args(argv)
@@ -846,7 +889,8 @@ def main(argv: list[str] | None = None) -> int:
                        threads=a.threads, memory_limit=a.memory_limit, low_memory_limit=a.low_memory_limit,
                        low_memory_build=not a.skip_low_memory_build, reference_variants=variants,
                        rebuild=not a.skip_rebuild, same_work=not a.skip_same_work, with_peer=not a.skip_peer,
-                       with_make_test=not a.skip_make_test, eval_sets=not a.skip_eval_sets)
+                       with_make_test=not a.skip_make_test, eval_sets=not a.skip_eval_sets,
+                       near_duplicates=not a.skip_near_duplicates)
     steps_ok = all(s["returncode"] == 0 for k, s in report["steps"].items()
                    if k.startswith(("build", "peer", "sentiment", "make_test")))
     return 0 if report["checks_ok"] and steps_ok else 1

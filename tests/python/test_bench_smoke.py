@@ -102,10 +102,15 @@ def test_report_is_complete(bench):
         assert steps["writing_peer"][attr] == pytest.approx(
             steps["peer_sql"][attr] + steps["peer_vader"][attr] + steps["peer_write"][attr], abs=0.01)
     # the targets: 1-4 and 7 measured in this run, 5, 6 and 8 not (no rebuild, no make test, no
-    # build with the eval sets here)
+    # build with the eval sets here), 9 only its peak RSS (no build with near duplicates off)
     targets = saved["summary"]["targets"]
-    assert sorted({t["target"] for t in targets}) == [1, 2, 3, 4, 5, 6, 7, 8]
+    assert sorted({t["target"] for t in targets}) == [1, 2, 3, 4, 5, 6, 7, 8, 9]
     assert all(t["figure"] is None for t in targets if t["target"] == 8)
+    assert [t["figure"] is None for t in targets if t["target"] == 9] == [True, True, False]
+    # what the near-duplicate detection found, counted from the build's warehouse
+    found = saved["summary"]["near_duplicates"]
+    assert found["prompt_set_candidates"] >= found["prompt_set_candidates_compared"] >= 0
+    assert found["near_duplicate_prompts"] > 0
 
     def figure(number: int, end: str = "") -> float | None:
         (target,) = [t for t in targets if t["target"] == number and t["what"].endswith(end)]
@@ -320,6 +325,7 @@ def test_targets_from_the_steps_of_one_run():
         "same_work": _step("same work", 21.0, 30.0, peak=int(2.5 * 1024**3)),
         "make_test": _step("make test", 290.0, 500.0),
         "build_eval_sets": _step("build with the eval sets", 33.0, 72.0, peak=int(1.8 * 1024**3)),
+        "build_no_near_duplicates": _step("build, near duplicates off", 25.0, 50.0),
     }
     checks = [{"check": "a", "ok": True}, {"check": "b", "ok": True}]
     peer_checks = [{"check": "a", "ok": True}, {"check": "c", "ok": False}]
@@ -353,6 +359,12 @@ def test_targets_from_the_steps_of_one_run():
     assert by[(8, "without, CPU")]["figure"] == 1.2 and not by[(8, "without, CPU")]["met"]  # 72 / 60
     (eval_rss,) = [t for t in targets if t["target"] == 8 and t["unit"] == "GiB"]
     assert eval_rss["figure"] == 1.8 and eval_rss["met"]  # limit 2 GiB
+    # target 9: the default build over the build with near duplicates off, and the default build's peak RSS
+    assert by[(9, "with near_duplicates.enabled false, wall")]["figure"] == 1.2  # 30 / 25, limit 1.25
+    assert by[(9, "with near_duplicates.enabled false, wall")]["met"]
+    assert by[(9, "with near_duplicates.enabled false, CPU")]["figure"] == 1.2  # 60 / 50
+    (near_rss,) = [t for t in targets if t["target"] == 9 and t["unit"] == "GiB"]
+    assert near_rss["figure"] == 1.5 and near_rss["met"]  # limit 4 GiB
 
     # the writing step failed: the figures over the writing peer are not measured, the others are
     failed_write = {**steps, "peer_write": _step("peer write", 5.0, 4.0, rc=1),
