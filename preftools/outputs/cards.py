@@ -305,10 +305,11 @@ def read_near_duplicates(con, build: dict | None) -> NearDuplicates | None:
     settings = ({key: recorded[column] for key, column in NEAR_DUPLICATE_SETTINGS.items()}
                 if all(column in recorded for column in NEAR_DUPLICATE_SETTINGS.values()) else None)
     summary = _rows(con, f"select * from main.{_quote(NEAR_DUPLICATE_SUMMARY)}")
-    # near_duplicate_summary has a row (x, d) for every dataset x at or before d: d's position is its rows as dataset_b
-    position: dict[str, int] = {}
+    # near_duplicate_summary has a row (x, d) for every dataset x at or before d: d's position is its
+    # rows as dataset_b (a dataset never seen as dataset_b, in a summary missing rows, first)
+    position: dict[str, int] = {r[side]: 0 for r in summary for side in ("dataset_a", "dataset_b")}
     for r in summary:
-        position[r["dataset_b"]] = position.get(r["dataset_b"], 0) + 1
+        position[r["dataset_b"]] += 1
     summary.sort(key=lambda r: (position[r["dataset_a"]], position[r["dataset_b"]]))
     found = NearDuplicates(settings, sorted(position, key=position.get), summary)
     if _table_exists(con, "main", "preference_pairs"):

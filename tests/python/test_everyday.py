@@ -16,11 +16,12 @@ pytestmark = pytest.mark.slow
 
 
 def audit_ymls() -> dict[str, dict]:
-    """audit name -> its yml entry (models/audits/<group>/_<group>__audits.yml)."""
+    """audit view name (the model's alias where its yml gives one) -> its yml entry
+    (models/audits/<group>/_<group>__audits.yml)."""
     out = {}
     for path in sorted((REPO / "models" / "audits").glob("*/_*__audits.yml")):
         for model in yaml.safe_load(path.read_text())["models"]:
-            out[model["name"]] = model
+            out[(model.get("config") or {}).get("alias", model["name"])] = model
     return out
 
 

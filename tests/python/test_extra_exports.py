@@ -259,6 +259,24 @@ def wh(raw_dir, tmp_path_factory) -> Warehouse:
     return build_extra_warehouse(raw_dir, tmp_path_factory.mktemp("extra_exports"))
 
 
+@pytest.fixture(scope="module")
+def expected(wh) -> dict[str, dict]:
+    """EXPECTED with the near-duplicate checks' flags added, from their own reference over this
+    build's pairs (near_duplicates_reference: the hand-made rows hold exact copies and identical
+    responses, which those checks flag too): per entry the flags counted, and the flagged pairs."""
+    import near_duplicates_reference
+
+    near = near_duplicates_reference.warehouse_flags(wh)
+    out = {}
+    for name, want in EXPECTED.items():
+        pairs = wh.rows("select pair_id, integrity_flags from main.preference_pairs where dataset = ?", [name])
+        added = Counter(f for p in pairs for f in near[p["pair_id"]])
+        # pairs the near-duplicate checks alone flag (the spec's flags on the others are checked apart)
+        only_near = sum(bool(near[p["pair_id"]]) and set(p["integrity_flags"]) <= near[p["pair_id"]] for p in pairs)
+        out[name] = {**want, "flags": dict(Counter(want["flags"]) + added), "flagged": want["flagged"] + only_near}
+    return out
+
+
 def run_module(module: str, *args: str, env: dict | None = None, cwd: Path = REPO) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", module, *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=300)
@@ -306,10 +324,10 @@ def taken(fraction: float, n: int) -> int:
 # the build: the entries' pairs and revisions
 
 
-def test_entries_become_the_expected_pairs(wh):
+def test_entries_become_the_expected_pairs(wh, expected):
     """The hand-made rows give the pairs, flags and rejects the spec says (so the checks below
     compare with known outcomes)."""
-    for name, want in EXPECTED.items():
+    for name, want in expected.items():
         pairs = wh.rows("select * from main.preference_pairs where dataset = ?", [name])
         assert len(pairs) == want["pairs"], name
         assert sum(p["is_flagged"] for p in pairs) == want["flagged"], name
@@ -340,7 +358,7 @@ def test_build_records_each_entrys_revision_from_the_fetch_lock(wh):
 # the export
 
 
-def test_export_writes_each_entrys_splits_and_the_mixture(wh, exported, hf_env):
+def test_export_writes_each_entrys_splits_and_the_mixture(wh, exported, hf_env, expected):
     """No argument but the paths: preference_pairs has `<entry>` and `<entry>_flagged` splits with
     the warehouse's rows, training_mixture one split `training_mixture`; `datasets` loads both
     folders as they are."""
@@ -348,7 +366,7 @@ def test_export_writes_each_entrys_splits_and_the_mixture(wh, exported, hf_env):
 
     out, manifest = exported
     files = split_files(out, "preference_pairs")
-    for name, want in EXPECTED.items():
+    for name, want in expected.items():
         assert name in files and f"{name}_flagged" in files, sorted(files)
         ds = datasets.load_dataset("parquet", data_files={"x": [str(f) for f in files[name]]}, split="x",
                                    cache_dir=str(hf_env / "files"))
@@ -542,8 +560,8 @@ def table_cells(html: str, table_id: str) -> list[list[str]]:
             for row in re.findall(r"<tr>(.*?)</tr>", m.group(1), re.S)]
 
 
-def test_report_has_a_section_per_entry(report):
-    for name, want in EXPECTED.items():
+def test_report_has_a_section_per_entry(report, expected):
+    for name, want in expected.items():
         assert f'<section id="extra-{name}">' in report, name
         figures = dict(table_cells(report, f"extra-{name}-figures")[1:])
         assert figures["raw rows"] == str(want["raw"])

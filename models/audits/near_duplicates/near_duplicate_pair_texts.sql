@@ -1,6 +1,7 @@
--- The related pairs of pairs (near_duplicate_pairs), one row per relation, with both pairs' scores,
--- prompt, chosen and rejected side by side, for a reviewer. Run:  dbt show -s near_duplicate_pair_texts --limit 20
-{{ config(alias='near_duplicate_pairs') }}
+-- audits.near_duplicate_pairs (the view's name; the model is named apart from the mart it explains):
+-- the related pairs of pairs of near_duplicate_pairs, one row per relation, with both pairs'
+-- scores, prompt, chosen and rejected side by side, for a reviewer.
+-- Run:  dbt show -s near_duplicate_pair_texts --limit 20
 select
     relations.relation,
     relations.dataset_a,
