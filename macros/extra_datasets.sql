@@ -215,13 +215,20 @@
     {{ return('other') }}
 {% endmacro %}
 
+{#- The datasets of this build in dataset order: the enabled built-in groups, then the
+    `extra_datasets` entries in order. -#}
+{% macro build_dataset_names() %}
+    {%- set names = [] -%}
+    {%- for name in builtin_dataset_names() if name in enabled_dataset_groups() -%}{%- do names.append(name) -%}{%- endfor -%}
+    {%- for e in extra_datasets() -%}{%- do names.append(e.name) -%}{%- endfor -%}
+    {{ return(names) }}
+{% endmacro %}
+
 {#- The var `mixture`, {dataset: fraction}, checked: every name a dataset this build has (an
     enabled built-in group or an `extra_datasets` entry), every fraction a number in [0, 1]. -#}
 {% macro mixture_fractions() %}
     {%- set mixture = var('mixture', {}) or {} -%}
-    {%- set known = [] -%}
-    {%- for name in builtin_dataset_names() if name in enabled_dataset_groups() -%}{%- do known.append(name) -%}{%- endfor -%}
-    {%- for e in extra_datasets() -%}{%- do known.append(e.name) -%}{%- endfor -%}
+    {%- set known = build_dataset_names() -%}
     {%- if mixture is not mapping -%}
         {{ exceptions.raise_compiler_error('var mixture must map dataset names to fractions, e.g. mixture: {ultrafeedback: 0.5, hh_helpful: 1.0}; got: ' ~ mixture) }}
     {%- endif -%}

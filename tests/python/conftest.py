@@ -329,10 +329,17 @@ SWITCHED_OFF_MODELS = ("path:models/intermediate/near_duplicates", "path:models/
                        "preference_pairs", "training_mixture", "warehouse_build_info", "rpt_near_duplicate_settings")
 
 
+def copy_warehouse(warehouse: Warehouse, dst: Path) -> Path:
+    """A copy of a built warehouse file (and its WAL, if any) as ``dst``, to run models again on."""
+    shutil.copy(warehouse.path, dst)
+    wal = Path(str(warehouse.path) + ".wal")
+    if wal.exists():
+        shutil.copy(wal, str(dst) + ".wal")
+    return dst
+
+
 def _switch_off(warehouse, folder: Path) -> None:
-    for built in warehouse.path.parent.glob(warehouse.path.name + "*"):
-        if built.is_file():
-            shutil.copy2(built, folder / built.name.replace(warehouse.path.name, "warehouse.duckdb"))
+    copy_warehouse(warehouse, folder / "warehouse.duckdb")
     run_dbt(["run", "-s", *SWITCHED_OFF_MODELS, "--vars", json.dumps(SWITCHED_OFF_VARS)],
             warehouse.raw_dir, folder / "warehouse.duckdb", folder / "work")
 

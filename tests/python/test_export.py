@@ -18,7 +18,6 @@ import hashlib
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -32,7 +31,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import REPO
+from conftest import REPO, copy_warehouse
 from hub_standin import TOKEN, hub_env
 from preftools.outputs import export as ex
 from test_contamination import built  # noqa: F401 - the fixture: one build with examples/eval_sets.yml, shared
@@ -135,14 +134,6 @@ def assert_one_clear_line(stderr: str, *needles: str) -> str:
     for needle in needles:
         assert needle in lines[0], (needle, lines[0])
     return lines[0]
-
-
-def copy_warehouse(warehouse, dst: Path) -> Path:
-    shutil.copy(warehouse.path, dst)
-    wal = Path(str(warehouse.path) + ".wal")
-    if wal.exists():
-        shutil.copy(wal, str(dst) + ".wal")
-    return dst
 
 
 # --------------------------------------------------------------------------------------------

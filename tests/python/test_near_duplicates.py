@@ -19,13 +19,12 @@ import hashlib
 import json
 import random
 import re
-import shutil
 from collections import Counter, defaultdict
 
 import near_duplicates_reference as ref
 import pytest
 import yaml
-from conftest import REGISTRY_VARS, REPO, Warehouse, run_dbt
+from conftest import REGISTRY_VARS, REPO, Warehouse, copy_warehouse, run_dbt
 
 BUILTIN = ("ultrafeedback", "code_ultrafeedback", "rever")
 RANDOM_SEED = yaml.safe_load((REPO / "dbt_project.yml").read_text(encoding="utf-8"))["vars"]["random_seed"]
@@ -504,13 +503,6 @@ def test_a_bad_setting_stops_the_warehouse_build_with_one_line(tmp_path):
 
 
 # ============================================================================ switched off
-
-def copy_warehouse(warehouse: Warehouse, db) -> None:
-    """The session build's file (and its WAL, if any) as ``db``, to run models again on it."""
-    for built in warehouse.path.parent.glob(warehouse.path.name + "*"):
-        if built.is_file():
-            shutil.copy2(built, db.parent / built.name.replace(warehouse.path.name, db.name))
-
 
 @pytest.mark.slow
 def test_warehouse_switched_off_finds_and_flags_nothing(switched_off, pairs):

@@ -3,9 +3,7 @@
 -- counts as reached by a dataset when more than `max_eval_share` percent of its items match one of
 -- the dataset's prompts (docs/decontamination.md).
 {%- set settings = contamination_settings() %}
-{%- set datasets = [] %}
-{%- for name in builtin_dataset_names() if name in enabled_dataset_groups() %}{%- do datasets.append(name) %}{%- endfor %}
-{%- for e in extra_datasets() %}{%- do datasets.append(e.name) %}{%- endfor %}
+{%- set datasets = build_dataset_names() %}
 {%- set string = dbt.type_string() %}
 
 with

@@ -2,9 +2,7 @@
 -- same dataset included; the enabled built-in groups, then the `extra_datasets` entries), zeros
 -- included: the near-duplicate prompt pairs, same comparisons and label conflicts between them
 -- (near_duplicate_prompts, near_duplicate_pairs).
-{%- set datasets = [] %}
-{%- for name in builtin_dataset_names() if name in enabled_dataset_groups() %}{%- do datasets.append(name) %}{%- endfor %}
-{%- for e in extra_datasets() %}{%- do datasets.append(e.name) %}{%- endfor %}
+{%- set datasets = build_dataset_names() %}
 
 with
 
