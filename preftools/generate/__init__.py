@@ -8,7 +8,8 @@ ReVeR-Traces-Rubric a JSON Lines file at the root of its repo, the others Parque
     DIR/<org>/<dataset>/train.jsonl[.gz]                         (JSON, one shard)
     DIR/<org>/<dataset>/data/train-0000K-of-0000N.jsonl[.gz]     (JSON, several shards)
     DIR/_generator_manifest.json          (files, formats, row counts, planted quirks, integrity breaks,
-                                           planted contamination, planted near duplicates)
+                                           planted contamination, planted near duplicates, planted
+                                           personal data and secrets)
 
 for every dataset of :data:`preftools.inputs.contract.DATASETS`, with exactly the schemas of
 :mod:`preftools.inputs.contract`.  The data is synthetic but reproduces the quirks of the
@@ -89,13 +90,28 @@ the folder, row, responses_jaccard, responses_near; comparisons: rows, prompt_ja
 prompts_near, relations, chosen_jaccard, rejected_jaccard, chosen_rejected_jaccard,
 rejected_chosen_jaccard; clusters), each the rule's verdict on the planted texts.
 
+Personal data and secrets by the rule of the PII/secret scan of preference_pairs
+(seeds/pii_patterns.csv, seeds/pii_reserved_networks.csv; :mod:`.pii`) are planted in the three
+preference stand-ins, each case a clean pair whose prompt, chosen and rejected are the case's texts,
+and in coseal's instructions (the prompt of the row's pairs): of each of the nine kinds (e-mail
+address, public IP address, AWS access key id, GitHub, OpenAI, Hugging Face and Slack tokens, Google
+API key, a PEM private key's header) random values of its format and near misses (a key one
+character short or long, a wrong prefix, ``sk-learn``, a private, documentation or other reserved IP
+address, an octet above 255, an address without a dot after the @, a public key's header), in the
+prompt, the chosen or the rejected response, in code (a snippet: an assignment, a config file, a
+shell export, a PEM block) or in prose (a sentence), amid random words. At least 2 values the rule
+reports of each kind (31 at scale 1.0) and as many near misses (at least one of each), listed in the
+manifest under ``pii`` (dataset, hub_id, file relative to the folder, row, side, context, kind,
+variant, value, verdict: the kind the rule reports for the value in its text, null for a near miss),
+each planted only when the rule finds exactly that in its row.
+
 The package, by dataset: :mod:`.common` (random streams, the text bank, Arrow string
 helpers), :mod:`.ultrafeedback`, :mod:`.code_ultrafeedback` (with RLHFlow's script),
 :mod:`.rever`, :mod:`.writer` (the Parquet and JSON files), :mod:`.extra_common`,
 :mod:`.extra_pairs` and :mod:`.extra_openbmb` (the stand-ins), :mod:`.eval_sets` and
 :mod:`.contamination` (the eval sets and the planted cases), :mod:`.near_duplicates` (the planted
-near duplicates); :func:`generate` here runs them in
-order and writes the manifest, ``__main__`` is the command line.
+near duplicates), :mod:`.pii` (the planted personal data and secrets); :func:`generate` here runs
+them in order and writes the manifest, ``__main__`` is the command line.
 
 Memory: every dataset is built and written a bounded chunk of rows at a time (UltraFeedback in
 its :data:`CHUNK_ROWS`-row random streams, the others in :func:`.writer.write_chunk_rows`-row
@@ -136,9 +152,12 @@ from preftools.generate.extra_pairs import (
     generate_hh,
     generate_rlhflow,
     near_duplicate_cases,
+    pii_cases,
 )
 from preftools.generate.near_duplicates import plan_near_duplicates
 from preftools.generate.near_duplicates import record as record_near_duplicates
+from preftools.generate.pii import plan_pii
+from preftools.generate.pii import record as record_pii
 from preftools.generate.rever import REVER_SOURCE_P, REVER_UF_LINK_SHARE, generate_rever
 from preftools.generate.ultrafeedback import (
     CHUNK_ROWS,
@@ -233,10 +252,11 @@ def generate(out_dir: str | Path, seed: int = 42, scale: float = 0.01, progress:
     plan = plan_contamination(seed, eval_sets)
     del eval_sets
     near_plan = plan_near_duplicates(seed, near_duplicate_cases(scale)) if extras else None
+    pii_plan = plan_pii(seed, pii_cases(scale))
     run = GenerationRun(out_dir=out, seed=seed, text_factor=float(text_length), bank=TextBank(seed),
                         wanted=frozenset(wanted), progress=progress, formats=file_formats,
                         ultrafeedback_revision=ultrafeedback_revision, contamination=plan,
-                        near_duplicates=near_plan)
+                        near_duplicates=near_plan, pii=pii_plan)
 
     # UltraFeedback first: ReVeR builds some of its pairs from its rows
     need_rever = bool(wanted & REVER_DATASETS)
@@ -256,6 +276,7 @@ def generate(out_dir: str | Path, seed: int = 42, scale: float = 0.01, progress:
     if extras:
         generate_extras(run, scale, extras, manifest)
         record_near_duplicates(manifest, near_plan)
+    record_pii(manifest, pii_plan)
 
     if bad_rate:
         manifest["bad_rate"] = bad_rate

@@ -49,6 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     print(json.dumps({"rows": manifest["rows"], "extra_dataset_rows": extra_rows, "eval_set_items": eval_rows,
                       "contamination_cases": len(manifest.get("contamination", [])),
                       "near_duplicate_cases": len(manifest.get("near_duplicates", [])),
+                      "pii_cases": len(manifest.get("pii", [])),
                       "rever_integrity_breaks": len(manifest["rever_integrity_breaks"]),
                       "seconds": manifest["seconds"]}, indent=1))
     return 0

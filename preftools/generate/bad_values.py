@@ -23,7 +23,7 @@ import json
 import re
 import zlib
 from collections import defaultdict
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, Callable
 
 import numpy as np
@@ -250,8 +250,11 @@ def plant(out_dir: str | Path, manifest: dict, rate: float, seed: int) -> list[d
         by_dataset[key].append(kind)
     for key, kinds in by_dataset.items():
         if key in manifest.get("rows", {}):
-            # the rows of planted contamination stay as they are: the manifest's verdicts hold
+            # the rows of planted contamination and personal data stay as they are: the manifest's
+            # verdicts hold
             keep = {(c["file"], c["row"]) for c in manifest.get("contamination", []) if c["dataset"] == key}
+            keep |= {(PurePosixPath(c["file"]).relative_to(c["hub_id"]).as_posix(), c["row"])
+                     for c in manifest.get("pii", []) if c["dataset"] == key}
             planted += _plant_dataset(out, key, kinds, rate, seed, clean_ids, used_ids, keep)
     # RLHFlow's file is the published script's output on the (modified) coseal rows
     code, standard = C.DATASETS_BY_KEY["code_ultrafeedback"], C.DATASETS_BY_KEY["code_ultrafeedback_standard"]

@@ -1,7 +1,9 @@
 """coseal/CodeUltraFeedback and RLHFlow/CodeUltraFeedback-standard: vocabularies, the coseal
 rows with their planted quirks, and the published processing script that turns them into
 RLHFlow's pairs.  The random draws are made for all rows at once, the rows themselves are built
-(and run through the script, and written) a chunk at a time."""
+(and run through the script, and written) a chunk at a time.  Planted contamination
+(:mod:`.contamination`) and planted personal data and secrets (:mod:`.pii`) are instructions of
+rows that the warehouse pairs."""
 
 from __future__ import annotations
 
@@ -218,25 +220,38 @@ def _stats(rows: list[dict]) -> dict:
     }
 
 
-def contamination_rows(seed: int, ratings: np.ndarray, plan: CodeQuirkPlan,
-                       cases: list[contamination.Case]) -> dict[int, contamination.Case]:
-    """The rows the planted cases go to (at random, after every other draw): rows without a planted
-    quirk, not repeated by the next row, whose four ratings are valid and not all equal (so the
-    warehouse pairs them)."""
+def _paired_rows(ratings: np.ndarray, plan: CodeQuirkPlan) -> list[int]:
+    """Rows without a planted quirk, not repeated by the next row, whose four ratings are valid and
+    not all equal (so the warehouse pairs them)."""
     quirky = set().union(plan.empty_annotations, plan.missing_annotation, plan.forced_last_na,
                          plan.forced_middle_na, plan.repeated_row, {row - 1 for row in plan.repeated_row})
     valid = np.isin(ratings, RATING_STR).all(axis=1) & (ratings != ratings[:, :1]).any(axis=1)
-    candidates = [row for row in np.flatnonzero(valid).tolist() if row not in quirky]
-    rows = rng_for(seed, "contamination", "code").permutation(candidates)[: len(cases)]
+    return [row for row in np.flatnonzero(valid).tolist() if row not in quirky]
+
+
+def contamination_rows(seed: int, ratings: np.ndarray, plan: CodeQuirkPlan,
+                       cases: list[contamination.Case]) -> dict[int, contamination.Case]:
+    """The rows the planted cases go to, at random (after every other draw) among :func:`_paired_rows`."""
+    rows = rng_for(seed, "contamination", "code").permutation(_paired_rows(ratings, plan))[: len(cases)]
     return {int(row): case for row, case in zip(rows, cases)}
+
+
+def pii_rows(seed: int, ratings: np.ndarray, plan: CodeQuirkPlan, taken: set[int], count: int) -> list[int]:
+    """The rows planted personal data and secrets go to (:mod:`.pii`), at random among
+    :func:`_paired_rows` not ``taken`` (by contamination)."""
+    free = [row for row in _paired_rows(ratings, plan) if row not in taken]
+    return [int(row) for row in rng_for(seed, "pii", "code").permutation(free)[:count]]
 
 
 def code_row_chunks(bank: TextBank, seed: int, n_rows: int, text_factor: float, chunk_rows: int,
                     cases: list[contamination.Case] = (),
-                    placed: list[tuple[int, contamination.Case]] | None = None) -> Iterator[list[dict]]:
+                    placed: list[tuple[int, contamination.Case]] | None = None,
+                    pii_texts: list[str] = (),
+                    pii_placed: list[tuple[int, int]] | None = None) -> Iterator[list[dict]]:
     """The coseal rows (as dicts in the schema's shape), ``chunk_rows`` at a time; all random
     draws are made before the first chunk. ``cases``: instructions to plant (the rows they go to,
-    with their case, are appended to ``placed``)."""
+    with their case, are appended to ``placed``); ``pii_texts`` too (the rows, with the text's index,
+    to ``pii_placed``)."""
     rng = rng_for(seed, "code")
     n_preferences = len(contract.CODE_ULTRAFEEDBACK_PREFERENCES)
     preference = np.repeat(np.arange(n_preferences), int(math.ceil(n_rows / n_preferences)))[:n_rows]
@@ -249,6 +264,11 @@ def code_row_chunks(bank: TextBank, seed: int, n_rows: int, text_factor: float, 
     planted = contamination_rows(seed, ratings, plan, list(cases))
     if placed is not None:
         placed.extend(sorted(planted.items()))
+    instructions = {row: case.text for row, case in planted.items()}
+    pii_planted = sorted(zip(pii_rows(seed, ratings, plan, set(planted), len(pii_texts)), range(len(pii_texts))))
+    instructions.update((row, pii_texts[k]) for row, k in pii_planted)
+    if pii_placed is not None:
+        pii_placed.extend(pii_planted)
     previous: dict | None = None
     for first in range(0, n_rows, chunk_rows):
         stop = min(n_rows, first + chunk_rows)
@@ -258,8 +278,8 @@ def code_row_chunks(bank: TextBank, seed: int, n_rows: int, text_factor: float, 
             previous = copy.deepcopy(previous) if i in plan.repeated_row else _row(
                 i, contract.CODE_ULTRAFEEDBACK_PREFERENCES[preference[i]], [CODE_MODELS[j] for j in models[i]],
                 ratings[i], list(annotation_order[i]), chunk_texts, plan)
-            if i in planted:
-                previous["instruction"] = planted[i].text
+            if i in instructions:
+                previous["instruction"] = instructions[i]
             chunk.append(previous)
         yield chunk
 
@@ -392,11 +412,13 @@ def generate_code_ultrafeedback(run: GenerationRun, n_rows: int, manifest: dict)
     last: list[dict | None] = [None]  # the last row of the chunk before
     cases = run.contamination.cases(code.key) if run.contamination is not None else []
     placed: list[tuple[int, contamination.Case]] = []
+    pii_slots = run.pii.slots(code.key) if run.pii is not None else []
+    pii_placed: list[tuple[int, int]] = []  # (row, index in pii_slots)
 
     def rows() -> Iterator[dict]:
         first = 0
         for chunk in code_row_chunks(run.bank, run.seed, n_rows, run.text_factor, write_chunk_rows(code.key),
-                                     cases, placed):
+                                     cases, placed, [run.pii.cases[c].prompt for c in pii_slots], pii_placed):
             for name, count in _stats(chunk).items():
                 stats[name] = stats.get(name, 0) + count
             missing_annotation.extend(first + i for i, row in enumerate(chunk)
@@ -438,6 +460,9 @@ def generate_code_ultrafeedback(run: GenerationRun, n_rows: int, manifest: dict)
         record_dataset(manifest, code.key, code_writer, n_rows)
         for row, case in placed:
             contamination.record(manifest, code.key, code.hub_id, *code_writer.locate(row), case)
+        for row, k in pii_placed:
+            file, file_row = code_writer.locate(row)
+            run.pii.place(code.key, code.hub_id, file, [pii_slots[k]], [file_row])
     if pairs_writer is not None:
         pairs_writer.finish()
         record_dataset(manifest, standard.key, pairs_writer, n_pairs)

@@ -85,6 +85,8 @@ class GenerationRun:
     contamination: Any = None
     # the near-duplicate cases to plant in the stand-ins of pairs (near_duplicates.NearDuplicatePlan); None: none
     near_duplicates: Any = None
+    # the personal data and secrets to plant (pii.PiiPlan); None: none
+    pii: Any = None
 
 
 # ======================================================================================

@@ -10,7 +10,10 @@ argilla with other letter case and white space, argilla -> RLHFlow exactly). Pla
 the second human turn of an hh-rlhf transcript. Planted near duplicates (:mod:`.near_duplicates`),
 in clean pairs of the three preference stand-ins, each row's prompt, chosen and rejected replaced
 by a case's texts (its scores kept): prompts near each other, the same comparison copied with small
-edits or reversed, near-identical responses and near misses."""
+edits or reversed, near-identical responses and near misses. Planted personal data and secrets
+(:mod:`.pii`), in clean pairs of the three preference stand-ins, each row's prompt, chosen and
+rejected replaced by a case's texts (its scores kept): an e-mail address, an IP address or a key in
+code or in prose on one side, or a near miss."""
 
 from __future__ import annotations
 
@@ -23,7 +26,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from preftools.generate import biases, contamination, near_duplicates
+from preftools.generate import biases, contamination, near_duplicates, pii
 from preftools.generate.common import GenerationRun, concat, n_planted, rng_for, segments, take_strings
 from preftools.generate.extra_common import (
     ASSISTANT,
@@ -51,6 +54,7 @@ from preftools.generate.ultrafeedback import UF_MODELS, UF_SOURCES, UF_SYSTEM_PR
 CROSS_RATE = 0.001  # share of an entry's rows that repeat a pair of the stand-in before it
 CONTAMINATION = "contamination"
 NEAR_DUPLICATE = "near_duplicate"
+PII = "pii"
 
 
 def _contamination_rows(run: GenerationRun, key: str, n: int, taken: list[np.ndarray],
@@ -66,6 +70,15 @@ def _contamination_rows(run: GenerationRun, key: str, n: int, taken: list[np.nda
     return cases[: len(rows)], QuirkPlan({CONTAMINATION: np.sort(rows)})
 
 
+def _free_rows(run: GenerationRun, stream: str, key: str, n: int, taken: list, count: int) -> np.ndarray:
+    """``count`` rows (or all there are) at random, by the stream (seed, ``stream``, ``key``), among
+    the ``n`` rows of stand-in ``key``'s file not ``taken``; in order."""
+    free = np.ones(n, bool)
+    for rows in taken:
+        free[np.asarray(rows, np.int64)] = False
+    return np.sort(rng_for(run.seed, stream, key).permutation(np.flatnonzero(free))[:count])
+
+
 def _near_duplicate_rows(run: GenerationRun, key: str, n: int,
                          taken: list) -> tuple[list[near_duplicates.Slot], QuirkPlan]:
     """The members of planted near-duplicate cases that go to stand-in ``key`` (:mod:`.near_duplicates`)
@@ -73,18 +86,25 @@ def _near_duplicate_rows(run: GenerationRun, key: str, n: int,
     duplicate's source, a donor, a contamination case), the k-th member in the k-th of the rows in
     order."""
     slots = run.near_duplicates.slots(key) if run.near_duplicates is not None else []
-    free = np.ones(n, bool)
-    for rows in taken:
-        free[np.asarray(rows, np.int64)] = False
-    rows = rng_for(run.seed, "near_duplicates", key).permutation(np.flatnonzero(free))[: len(slots)]
-    return slots[: len(rows)], QuirkPlan({NEAR_DUPLICATE: np.sort(rows)})
+    rows = _free_rows(run, "near_duplicates", key, n, taken, len(slots))
+    return slots[: len(rows)], QuirkPlan({NEAR_DUPLICATE: rows})
 
 
-def _near_duplicate_edit(slots: list[near_duplicates.Slot], prompt_column: bool):
+def _pii_rows(run: GenerationRun, key: str, n: int, taken: list) -> tuple[list[int], QuirkPlan]:
+    """The planted personal data and secrets that go to stand-in ``key`` (:mod:`.pii`, their indices
+    in the plan) and their rows, at random among the rows of its file not ``taken`` (by any other
+    planted case or quirk), the k-th case in the k-th of the rows in order."""
+    slots = run.pii.slots(key) if run.pii is not None else []
+    rows = _free_rows(run, "pii", key, n, taken, len(slots))
+    return slots[: len(rows)], QuirkPlan({PII: rows})
+
+
+def _texts_edit(members: list, prompt_column: bool):
     """Row -> the row with the k-th member's prompt, chosen and rejected (each [user, assistant]), its
-    scores and other columns kept; the prompt also in the ``prompt`` column where the stand-in has one."""
+    scores and other columns kept; the prompt also in the ``prompt`` column where the stand-in has one.
+    A member: a near-duplicate case's member or a planted :class:`.pii.Case`."""
     def edit(row: dict, k: int) -> dict:
-        member = slots[k].texts
+        member = members[k]
         if prompt_column:
             row["prompt"] = member.prompt
         row["chosen"] = [{"content": member.prompt, "role": "user"}, {"content": member.chosen, "role": "assistant"}]
@@ -98,6 +118,11 @@ def _place_near_duplicates(run: GenerationRun, stand_in: StandIn, path: str, slo
                            plan: QuirkPlan) -> None:
     if run.near_duplicates is not None:
         run.near_duplicates.place(stand_in.key, stand_in.hub_id, path, slots, plan.rows[NEAR_DUPLICATE])
+
+
+def _place_pii(run: GenerationRun, stand_in: StandIn, path: str, slots: list[int], plan: QuirkPlan) -> None:
+    if run.pii is not None:
+        run.pii.place(stand_in.key, stand_in.hub_id, path, slots, plan.rows[PII])
 
 
 def _record_contamination(manifest: dict, stand_in: StandIn, path: str, cases: list[contamination.Case],
@@ -218,13 +243,24 @@ def generate_h4(run: GenerationRun, scale: float, manifest: dict, write: bool, n
     near_slots, near_planted = _near_duplicate_rows(
         run, H4.key, rows[H4_TRAIN],
         [*plan.rows.values(), plan.donors, list(plan.duplicate_source.values()), planted.rows[CONTAMINATION]])
-    near_edit = _near_duplicate_edit(near_slots, prompt_column=True)
+    pii_slots, pii_planted = _pii_rows(
+        run, H4.key, rows[H4_TRAIN],
+        [*plan.rows.values(), plan.donors, list(plan.duplicate_source.values()), planted.rows[CONTAMINATION],
+         near_planted.rows[NEAR_DUPLICATE]])
 
-    def near_duplicate(row: dict, k: int) -> dict:
-        row = near_edit(row, k)
-        row["prompt_id"] = hashlib.sha256(row["prompt"].encode()).hexdigest()
-        row["messages"] = copy.deepcopy(row["chosen"])
-        return row
+    def h4_texts(members: list):
+        """:func:`_texts_edit`, the prompt's id and the messages (the chosen conversation) to match."""
+        texts = _texts_edit(members, prompt_column=True)
+
+        def edit(row: dict, k: int) -> dict:
+            row = texts(row, k)
+            row["prompt_id"] = hashlib.sha256(row["prompt"].encode()).hexdigest()
+            row["messages"] = copy.deepcopy(row["chosen"])
+            return row
+        return edit
+
+    near_duplicate = h4_texts([slot.texts for slot in near_slots])
+    planted_pii = h4_texts([run.pii.cases[c] for c in pii_slots])
 
     def contaminate(row: dict, k: int) -> dict:
         """The prompt an eval item (:mod:`.contamination`), in every column that holds it."""
@@ -241,6 +277,7 @@ def generate_h4(run: GenerationRun, scale: float, manifest: dict, write: bool, n
             return table
         table = apply_plan(apply_plan(table, first, plan, H4_EDITS), first, planted, {CONTAMINATION: contaminate})
         table = apply_plan(table, first, near_planted, {NEAR_DUPLICATE: near_duplicate})
+        table = apply_plan(table, first, pii_planted, {PII: planted_pii})
         donors.extend(Donor(r["prompt"], r["chosen"][1]["content"], r["rejected"][1]["content"], r["score_chosen"],
                             r["score_rejected"]) for r in take_rows(table, first, plan.donors))
         return table
@@ -251,6 +288,7 @@ def generate_h4(run: GenerationRun, scale: float, manifest: dict, write: bool, n
         record_planted(manifest, H4.key, _planted(plan, H4_TRAIN), donor_rows=_rows_of(plan.donors, H4_TRAIN))
         _record_contamination(manifest, H4, H4_TRAIN, cases, planted)
         _place_near_duplicates(run, H4, H4_TRAIN, near_slots, near_planted)
+        _place_pii(run, H4, H4_TRAIN, pii_slots, pii_planted)
     return donors
 
 
@@ -315,11 +353,16 @@ def generate_argilla(run: GenerationRun, scale: float, manifest: dict, write: bo
     near_slots, near_planted = _near_duplicate_rows(
         run, ARGILLA.key, rows[ONE_TRAIN_FILE],
         [*plan.rows.values(), plan.donors, list(plan.duplicate_source.values())])
-    near_edits = {NEAR_DUPLICATE: _near_duplicate_edit(near_slots, prompt_column=True)}
+    near_edits = {NEAR_DUPLICATE: _texts_edit([slot.texts for slot in near_slots], prompt_column=True)}
+    pii_slots, pii_planted = _pii_rows(
+        run, ARGILLA.key, rows[ONE_TRAIN_FILE],
+        [*plan.rows.values(), plan.donors, list(plan.duplicate_source.values()), near_planted.rows[NEAR_DUPLICATE]])
+    pii_edits = {PII: _texts_edit([run.pii.cases[c] for c in pii_slots], prompt_column=True)}
 
     bias_planted: dict[str, list[list]] = {}
-    # (no bias in a planted row: a quirk's, a donor's or a near duplicate's)
-    planned = np.concatenate([*plan.rows.values(), plan.donors, near_planted.rows[NEAR_DUPLICATE]]).astype(np.int64)
+    # (no bias in a planted row: a quirk's, a donor's, a near duplicate's or planted personal data's)
+    planned = np.concatenate([*plan.rows.values(), plan.donors, near_planted.rows[NEAR_DUPLICATE],
+                              pii_planted.rows[PII]]).astype(np.int64)
 
     def tables(path: str, index: int, first: int, count: int) -> pa.Table:
         table = _argilla_rows(run, rng_for(run.seed, "extra", "argilla", index), count)
@@ -328,6 +371,7 @@ def generate_argilla(run: GenerationRun, scale: float, manifest: dict, write: bo
         for kind, positions in bias_rows.items():
             bias_planted.setdefault(kind, []).extend([path, first + p] for p in positions)
         table = apply_plan(apply_plan(table, first, plan, edits), first, near_planted, near_edits)
+        table = apply_plan(table, first, pii_planted, pii_edits)
         donors.extend(Donor(r["prompt"], r["chosen"][1]["content"], r["rejected"][1]["content"], r["chosen-rating"],
                             r["rejected-rating"]) for r in take_rows(table, first, plan.donors))
         return table
@@ -337,6 +381,7 @@ def generate_argilla(run: GenerationRun, scale: float, manifest: dict, write: bo
         record_planted(manifest, ARGILLA.key, _planted(plan, ONE_TRAIN_FILE),
                        donor_rows=_rows_of(plan.donors, ONE_TRAIN_FILE), bias_planted=bias_planted)
         _place_near_duplicates(run, ARGILLA, ONE_TRAIN_FILE, near_slots, near_planted)
+        _place_pii(run, ARGILLA, ONE_TRAIN_FILE, pii_slots, pii_planted)
     return donors
 
 
@@ -459,12 +504,16 @@ def generate_rlhflow(run: GenerationRun, scale: float, manifest: dict, write: bo
     }
     near_slots, near_planted = _near_duplicate_rows(
         run, RLHFLOW.key, rows[ONE_TRAIN_FILE], [*plan.rows.values(), list(plan.duplicate_source.values())])
-    near_edits = {NEAR_DUPLICATE: _near_duplicate_edit(near_slots, prompt_column=False)}
+    near_edits = {NEAR_DUPLICATE: _texts_edit([slot.texts for slot in near_slots], prompt_column=False)}
+    pii_slots, pii_planted = _pii_rows(
+        run, RLHFLOW.key, rows[ONE_TRAIN_FILE],
+        [*plan.rows.values(), list(plan.duplicate_source.values()), near_planted.rows[NEAR_DUPLICATE]])
+    pii_edits = {PII: _texts_edit([run.pii.cases[c] for c in pii_slots], prompt_column=False)}
     shapes = {"rows_system_turn": 0, "rows_multi_turn": 0}
 
     def tables(path: str, index: int, first: int, count: int) -> pa.Table:
         table = apply_plan(_rlhflow_rows(run, rng_for(run.seed, "extra", "rlhflow", index), count), first, plan, edits)
-        table = apply_plan(table, first, near_planted, near_edits)
+        table = apply_plan(apply_plan(table, first, near_planted, near_edits), first, pii_planted, pii_edits)
         roles = pc.struct_field(pc.list_flatten(table.column("chosen")), "role").to_numpy(zero_copy_only=False)
         owner = pc.list_parent_indices(table.column("chosen")).to_numpy()
         first_turn = np.r_[True, owner[1:] != owner[:-1]] if len(owner) else np.zeros(0, bool)
@@ -476,6 +525,7 @@ def generate_rlhflow(run: GenerationRun, scale: float, manifest: dict, write: bo
     if write:
         record_planted(manifest, RLHFLOW.key, _planted(plan, ONE_TRAIN_FILE), **shapes)
         _place_near_duplicates(run, RLHFLOW, ONE_TRAIN_FILE, near_slots, near_planted)
+        _place_pii(run, RLHFLOW, ONE_TRAIN_FILE, pii_slots, pii_planted)
 
 
 # --------------------------------------------------------------------------------------
@@ -597,6 +647,11 @@ def _planted(plan: QuirkPlan, path: str) -> dict[str, list[list]]:
 def near_duplicate_cases(scale: float) -> int:
     """How many near-duplicate cases of each kind are planted (:mod:`.near_duplicates`)."""
     return near_duplicates.cases_per_kind(H4.rows(scale)[H4_TRAIN])
+
+
+def pii_cases(scale: float) -> int:
+    """How many values of each kind the rule reports are planted (:mod:`.pii`; as many near misses)."""
+    return pii.cases_per_kind(H4.rows(scale)[H4_TRAIN])
 
 
 def cross_duplicates(scale: float) -> tuple[int, int]:

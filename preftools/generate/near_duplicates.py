@@ -96,7 +96,7 @@ class Draft:
         return Draft(tuple(words), self.lengths)
 
 
-def _draft(rng: np.random.Generator, n: int) -> Draft:
+def draft(rng: np.random.Generator, n: int) -> Draft:
     """``n`` random words in sentences of 6-14 words (the last one may be shorter)."""
     words = tuple(WORDS[i] for i in rng.integers(0, len(WORDS), n))
     lengths = []
@@ -236,21 +236,21 @@ def _intended(kind: str, v: dict) -> bool:
 def _texts(kind: str, i: int, rng: np.random.Generator) -> list[tuple[str, str, str]]:
     """The (prompt, chosen, rejected) of the members of the i-th case of a kind."""
     def response(lo: int = 30, hi: int = 60) -> Draft:
-        return _draft(rng, _length(rng, lo, hi))
+        return draft(rng, _length(rng, lo, hi))
 
     def edited(draft: Draft) -> str:
         return _one_word(rng, draft).text()
 
     if kind == "prompt_case_whitespace":
-        prompt = _draft(rng, _length(rng, 20, 40)).text()
+        prompt = draft(rng, _length(rng, 20, 40)).text()
         return [(prompt, response().text(), response().text()), (restyle(prompt), response().text(), response().text())]
     if kind in ("prompt_one_word", "prompt_near_miss"):
-        prompt = _draft(rng, 50 if kind == "prompt_one_word" else 48)
+        prompt = draft(rng, 50 if kind == "prompt_one_word" else 48)
         return [(prompt.text(), response().text(), response().text()),
                 (edited(prompt), response().text(), response().text())]
     if kind == "prompt_template_chain":
         # 74 tokens (70 shingles); two 2-word slots far apart: one slot apart 64 / 76, both 58 / 82
-        base = _draft(rng, 74)
+        base = draft(rng, 74)
         first, second = _length(rng, 8, 20), _length(rng, 48, 62)
         fills = {}
         for slot in ("a1", "b1", "a2", "b2"):
@@ -263,18 +263,18 @@ def _texts(kind: str, i: int, rng: np.random.Generator) -> list[tuple[str, str, 
                 (member(fills["b1"], fills["a2"]), response().text(), response().text()),
                 (member(fills["b1"], fills["b2"]), response().text(), response().text())]
     if kind in ("same_comparison_edited", "comparison_near_miss"):
-        prompt, chosen = _draft(rng, _length(rng, 55, 70)), response(70, 100)
-        rejected = response(70, 100) if kind == "same_comparison_edited" else _draft(rng, 48)
+        prompt, chosen = draft(rng, _length(rng, 55, 70)), response(70, 100)
+        rejected = response(70, 100) if kind == "same_comparison_edited" else draft(rng, 48)
         return [(prompt.text(), chosen.text(), rejected.text()), (edited(prompt), edited(chosen), edited(rejected))]
     if kind == "label_conflict":
-        prompt, chosen, rejected = _draft(rng, _length(rng, 55, 70)), response(60, 100), response(60, 100)
+        prompt, chosen, rejected = draft(rng, _length(rng, 55, 70)), response(60, 100), response(60, 100)
         if i % 2 == 0:  # as a cross-dataset copy: other letter case and white space
             return [(prompt.text(), chosen.text(), rejected.text()),
                     (restyle(prompt.text()), restyle(rejected.text()), restyle(chosen.text()))]
         return [(prompt.text(), chosen.text(), rejected.text()), (edited(prompt), edited(rejected), edited(chosen))]
     if kind == "near_identical_responses":
         chosen = response(70, 100)
-        return [(_draft(rng, _length(rng, 20, 40)).text(), chosen.text(), edited(chosen))]
+        return [(draft(rng, _length(rng, 20, 40)).text(), chosen.text(), edited(chosen))]
     raise ValueError(kind)
 
 

@@ -1143,3 +1143,165 @@ def test_near_duplicate_verdicts_from_the_raw_files(fixture, request, entries):
             assert k not in other_planted and k not in flagged, (case["kind"], k)
             near_rows = {o for s in prompts[k] for o in index[s] if near(prompts[k], prompts[o])} - {k}
             assert near_rows == near_in_case[k], (case["kind"], k)
+
+
+# ---------------------------------------------------------------- planted personal data and secrets
+# (preftools/generate/pii.py); the rule written again here, from seeds/pii_patterns.csv and
+# seeds/pii_reserved_networks.csv
+
+PII_PATTERNS = {
+    "email": r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}",
+    "ip_address": r"\b(?:\d{1,3}\.){3}\d{1,3}\b",
+    "aws_access_key_id": r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",
+    "github_token": r"\bgh[pousr]_[A-Za-z0-9]{36}\b",
+    "openai_api_key": r"\bsk-(?:proj-)?[A-Za-z0-9]{32,}",
+    "huggingface_token": r"\bhf_[A-Za-z]{34}\b",
+    "slack_token": r"\bxox[baprs]-[A-Za-z0-9-]{10,}",
+    "google_api_key": r"\bAIza[0-9A-Za-z_-]{35}",
+    "private_key": r"-----BEGIN (?:RSA |EC |DSA |OPENSSH |PGP |ENCRYPTED )?PRIVATE KEY-----",
+}
+PII_RESERVED = ("0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12",
+                "192.0.0.0/24", "192.0.2.0/24", "192.168.0.0/16", "198.18.0.0/15", "198.51.100.0/24",
+                "203.0.113.0/24", "224.0.0.0/3")
+PII_SIDES = ("prompt", "chosen", "rejected")
+
+
+def _pii_findings(text: str) -> list[tuple[str, str]]:
+    """(kind, matched text) of each finding: each pattern's non-overlapping matches, left to right;
+    an IP address only when every octet is <= 255 and it is in no reserved network."""
+    import ipaddress
+
+    networks = [ipaddress.ip_network(n) for n in PII_RESERVED]
+
+    def public(address: str) -> bool:
+        octets = [int(o) for o in address.split(".")]
+        return all(o <= 255 for o in octets) and not any(
+            ipaddress.ip_address(".".join(map(str, octets))) in n for n in networks)
+
+    return [(kind, m.group()) for kind, pattern in PII_PATTERNS.items() for m in re.finditer(pattern, text)
+            if kind != "ip_address" or public(m.group())]
+
+
+@pytest.fixture(scope="module")
+def gen_001(tmp_path_factory):
+    """Every dataset at scale 0.01, as the bundled sample."""
+    out = tmp_path_factory.mktemp("raw42_001")
+    return out, generate(out, seed=42, scale=0.01, progress=False, text_length=TEXT)
+
+
+def _strings(value) -> list[str]:
+    """Every string inside a row (nested lists and structs)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        value = list(value.values())
+    return [s for v in value for s in _strings(v)] if isinstance(value, list) else []
+
+
+def _file_rows(path: Path) -> list[dict]:
+    if path.suffix == ".parquet":
+        return pq.read_table(path).to_pylist()
+    if path.suffix == ".json":
+        return json.loads(path.read_text(encoding="utf-8"))
+    return _json_lines(path)
+
+
+def _pii_side_texts(out: Path, entries: dict) -> dict[tuple[str, str, int], dict[str, str]]:
+    """The texts of every pair of the preference stand-ins and of every coseal row, by (dataset, file
+    relative to ``out``, row), as preference_pairs holds them: prompt, chosen and rejected, each its
+    messages' contents joined with "\\n" (coseal: the instruction, the prompt of the row's pairs)."""
+    texts = {}
+    for name in PAIR_ENTRIES:
+        entry = entries[name]
+        for f, i, prompt, chosen, rejected, _ in _pairs(entry, out):
+            texts[(name, f"{entry.hub_id}/{f}", i)] = {
+                side: "\n".join(m["content"] for m in messages)
+                for side, messages in zip(PII_SIDES, (prompt, chosen, rejected))}
+    for f in _files(out, "code_ultrafeedback"):
+        for i, row in enumerate(_file_rows(out / f)):
+            texts[("code_ultrafeedback", f, i)] = {"prompt": row["instruction"]}
+    return texts
+
+
+@pytest.mark.parametrize("fixture", ["gen", "gen_001"])
+def test_pii_every_kind_planted(fixture, request):
+    """At least 2 values of each kind the rule reports, at the tests' scales (0.005 and 0.01), and a
+    near miss of each kind and of each of its variants; in prompts, chosen and rejected responses,
+    code and prose, the three preference stand-ins and coseal's instructions; ~30 of each kind at scale 1.0."""
+    from preftools.generate.extra_pairs import pii_cases
+
+    _, manifest = request.getfixturevalue(fixture)
+    cases = manifest["pii"]
+    assert all(set(c) == {"dataset", "hub_id", "file", "row", "side", "context", "kind", "variant", "value",
+                          "verdict"} for c in cases)
+    positives = Counter(c["kind"] for c in cases if c["verdict"] is not None)
+    assert set(positives) == set(PII_PATTERNS) and min(positives.values()) >= 2, positives
+    misses = {(c["kind"], c["variant"]) for c in cases if c["verdict"] is None}
+    assert {kind for kind, _ in misses} == set(PII_PATTERNS)
+    assert {("email", "no_dot_after_at"), ("ip_address", "private"), ("ip_address", "documentation"),
+            ("ip_address", "octet_over_255"), ("openai_api_key", "sk_learn"), ("aws_access_key_id", "one_short"),
+            ("github_token", "one_short"), ("huggingface_token", "one_short"), ("private_key", "public_key")} <= misses
+    assert "sk-learn" in {c["value"] for c in cases}
+    for kind in PII_PATTERNS:
+        mine = [c for c in cases if c["kind"] == kind and c["verdict"] is not None]
+        assert len({c["side"] for c in mine}) >= 2 and len({c["context"] for c in mine}) == 2, kind
+    for verdict in (True, False):
+        assert {(c["side"], c["context"]) for c in cases if (c["verdict"] is not None) == verdict} == {
+            (side, context) for side in PII_SIDES for context in ("code", "prose")}
+    assert {c["dataset"] for c in cases if c["verdict"]} == {*PAIR_ENTRIES, "code_ultrafeedback"}
+    assert all(c["side"] == "prompt" for c in cases if c["dataset"] == "code_ultrafeedback")
+    assert 25 <= pii_cases(1.0) <= 40
+
+
+@pytest.mark.parametrize("fixture", ["gen", "gen_001"])
+def test_pii_values_and_verdicts_from_the_raw_files(fixture, request, entries):
+    """Each case's value is in its row of its raw file, on its side of the pair as preference_pairs
+    holds it; the rule (written here) finds there exactly the value, of the manifest's verdict, and
+    nothing on the row's other sides (a near miss: nothing at all). Nowhere else in the generated
+    data does the rule find anything, and the rows are clean pairs that carry no other planted case."""
+    out, manifest = request.getfixturevalue(fixture)
+    cases = manifest["pii"]
+    texts = _pii_side_texts(out, entries)
+    rows = {}
+    for case in cases:
+        path = out / case["file"]
+        if path not in rows:
+            rows[path] = _file_rows(path)
+        assert any(case["value"] in s for s in _strings(rows[path][case["row"]])), case
+        sides = texts[(case["dataset"], case["file"], case["row"])]
+        assert case["value"] in sides[case["side"]], case
+        expected = [(case["verdict"], case["value"])] if case["verdict"] else []
+        assert {side: _pii_findings(text) for side, text in sides.items()} == {
+            side: expected if side == case["side"] else [] for side in sides}, case
+        assert (case["verdict"] is None) == (case["variant"] != "match") and case["verdict"] in (case["kind"], None)
+    assert len({(c["file"], c["row"]) for c in cases}) == len(cases)
+
+    # the planted values are all the rule finds, in any file
+    found = set()
+    for path in sorted(out.rglob("*")):
+        if path.is_file() and path.name != MANIFEST_NAME and path.suffix in (".parquet", ".json", ".jsonl", ".gz"):
+            found |= {f for row in _file_rows(path) for s in _strings(row) for f in _pii_findings(s)}
+    assert found == {(c["verdict"], c["value"]) for c in cases if c["verdict"]}
+
+    # clean pairs of the stand-ins, coseal rows the warehouse pairs, none of them another planted case
+    other = {(c["dataset"], f"{c['hub_id']}/{c['file']}", c["row"]) for c in manifest["contamination"]}
+    other |= {(r["dataset"], r["file"], r["row"]) for c in manifest["near_duplicates"] for r in c["rows"]}
+    for name in PAIR_ENTRIES:
+        section = manifest["extra_datasets"][name]
+        lists = [*section["planted"].values(), section.get("donor_rows", []), *section.get("bias_planted", {}).values()]
+        other |= {(name, f"{section['hub_id']}/{f}", i) for rows_ in lists for f, i in rows_}
+    flagged = {(name, f"{entries[name].hub_id}/{f}", i) for name, found_ in _flags(entries, out).items()
+               for f, i in found_}
+    code = manifest["code_ultrafeedback_planted"]
+    scores = {(name, f"{entries[name].hub_id}/{f}", i): s for name in PAIR_ENTRIES
+              for f, i, *_, s in _pairs(entries[name], out)}
+    for case in cases:
+        key = (case["dataset"], case["file"], case["row"])
+        assert key not in other and key not in flagged, case
+        if case["dataset"] == "code_ultrafeedback":
+            row = rows[out / case["file"]][case["row"]]
+            ratings = [a["rating"] for a in row["annotations"]]
+            assert len(ratings) == 4 and set(ratings) <= set("12345") and len(set(ratings)) > 1, case
+            assert case["row"] not in code["rows_repeated"] and case["row"] + 1 not in code["rows_repeated"]
+        else:
+            assert scores[key][0] > scores[key][1], case
