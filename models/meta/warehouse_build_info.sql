@@ -1,8 +1,10 @@
 -- One row describing the dbt invocation that built the warehouse: which seed, which raw
 -- data (and where it came from: macros/raw_provenance.sql), which dataset groups, and the
 -- near-duplicate rule's settings (the var near_duplicates with its defaults filled in:
--- macros/near_duplicates.sql; the optional var mixture_max_pairs_per_prompt_cluster). Exports
--- copy it into their manifest.json; the dataset cards read the settings here.
+-- macros/near_duplicates.sql; the optional var mixture_max_pairs_per_prompt_cluster) and whether
+-- texts were scanned for secrets and personal data and pairs with personal data flagged (the vars
+-- pii_scan, pii_flag_personal). Exports copy it into their manifest.json; the dataset cards read
+-- the settings here.
 {%- set near_duplicates = near_duplicate_settings() %}
 {%- set max_per_cluster = mixture_max_pairs_per_prompt_cluster() %}
 select
@@ -20,4 +22,6 @@ select
     {{ sql_string(near_duplicates.keep) }} as near_duplicates_keep,
     cast({{ near_duplicates.bands }} as integer) as near_duplicates_bands,
     cast({{ near_duplicates.rows }} as integer) as near_duplicates_rows,
-    cast({{ max_per_cluster if max_per_cluster is not none else 'null' }} as integer) as mixture_max_pairs_per_prompt_cluster
+    cast({{ max_per_cluster if max_per_cluster is not none else 'null' }} as integer) as mixture_max_pairs_per_prompt_cluster,
+    {{ 'true' if pii_scan_enabled() else 'false' }} as pii_scan,
+    {{ 'true' if pii_flag_personal() else 'false' }} as pii_flag_personal

@@ -27,6 +27,9 @@ refuses it):
   dataset x dataset matrix of near-duplicate prompt pairs, same comparisons and label conflicts
   (near_duplicate_summary), the largest prompt clusters (prompt_clusters) and per dataset the pairs
   each near-duplicate check flags.
+- secrets and personal data: what the scan looks for, whether personal data was flagged (the var
+  pii_flag_personal), per kind and dataset the matches found and the pairs holding one
+  (pii_summary), and the pairs flagged; kinds and counts only, never a value.
 
 How it is built: every number is aggregated in the warehouse, by the dbt views of
 models/reporting/ (schema ``reporting``, one per chart, note or headline block); this module only
@@ -865,6 +868,77 @@ def known_biases_section(con, tables: set[str]) -> Section:
     return section
 
 
+# the categories of the seed pii_patterns, in the table's row order
+PII_CATEGORIES = ("secret", "personal")
+
+
+def pii_section(con, tables: set[str]) -> Section:
+    section = Section(
+        "pii",
+        "Secrets and personal data",
+        "Secrets and personal data: keys, tokens, emails and IP addresses in the texts",
+        "Scraped conversations and generated code carry what people paste (docs/pii.md). Every text of "
+        "preference_pairs (its prompt, chosen and rejected) is scanned for the patterns of the seed pii_patterns: "
+        "keys and tokens of known formats (secrets), email addresses and public IPv4 addresses (personal data; "
+        "private, loopback, documentation and other reserved networks are not public). Names, phone numbers and "
+        "street addresses are not looked for: a clean scan does not mean a text holds nothing personal. A pair "
+        "with a secret is flagged contains_secret and leaves every training split, training filter and "
+        "training_mixture; a pair with personal data is flagged contains_personal_data only with the dbt var "
+        "pii_flag_personal: true. The export redacts secrets; make export REDACT=personal also redacts emails "
+        "and public IP addresses.",
+        ["pii_summary", "pii_findings", "preference_pairs"],
+    )
+    if not _require(section, tables, ["rpt_pii_summary", "rpt_pii_settings"]):
+        return section
+    (settings,) = fetch_rows(con, "select * from reporting.rpt_pii_settings")  # one row
+    summary = fetch_rows(con, "select * from reporting.rpt_pii_summary order by dataset_order, kind")
+    category = {r["kind"]: r["category"] for r in summary}
+    kinds = sorted(category, key=lambda k: (PII_CATEGORIES.index(category[k]), k))
+    secrets = [k for k in kinds if category[k] == "secret"]
+    personal = [k for k in kinds if category[k] == "personal"]
+    section.intro += (
+        f" This build looked for {len(secrets)} formats of keys and tokens ({', '.join(secrets)}) and "
+        f"{len(personal)} kinds of personal data ({', '.join(personal)}); pii_flag_personal was "
+        + ("true: pairs with personal data are flagged." if settings["pii_flag_personal"]
+           else "false: pairs with personal data are not flagged.")
+    )
+
+    datasets = list(dict.fromkeys(r["dataset"] for r in summary))  # in dataset order
+    cells = {(r["dataset"], r["kind"]): r for r in summary}
+
+    def cell(findings: int, pairs: int) -> str:
+        return f"{_num(findings)} / {_num(pairs)}" if findings else "·"
+
+    rows = []
+    for kind in kinds:
+        counts = [cells[(d, kind)] for d in datasets]
+        rows.append([kind, category[kind], *(cell(c["n_findings"], c["n_pairs"]) for c in counts),
+                     cell(sum(c["n_findings"] for c in counts), sum(c["n_pairs"] for c in counts))])
+    section.tables.append(Table(
+        "pii-summary",
+        ["kind", "category", *datasets, "total"],
+        rows,
+        numeric=set(range(2, len(datasets) + 3)),
+    ))
+    section.notes.append(
+        "The table: in each cell, the matches of the kind in the dataset's texts / the pairs holding one "
+        "(pii_summary; · none); total: over the datasets."
+    )
+    if not any(r["n_findings"] for r in summary):
+        section.notes.append("No text of this build holds a secret or personal data of these kinds.")
+    section.notes.append(
+        f"Of the {_num(settings['n_pairs'])} pairs of preference_pairs, {_num(settings['n_pairs_with_secret'])} hold a "
+        f"secret (flagged contains_secret) and {_num(settings['n_pairs_with_personal_data'])} personal data ("
+        + ("flagged contains_personal_data" if settings["pii_flag_personal"] else "not flagged: pii_flag_personal is false")
+        + f"); {_num(settings['n_pairs_flagged'])} pairs are flagged for either and leave training."
+    )
+    section.notes.append(
+        "No value is shown here: audits.pii_findings lists each finding with its pair's texts, and pii_findings keeps "
+        "only each value's md5 and first 4 characters."
+    )
+    return section
+
+
 def _missing(marts: list[str], views: list[str], tables: set[str]) -> list[str]:
     """The marts not in the warehouse; if they all are, the reporting views that are not.
 
@@ -893,6 +967,7 @@ SECTIONS: list[Callable] = [
     training_mixture_section,
     contamination_section,
     near_duplicates_section,
+    pii_section,
 ]
 
 

@@ -72,11 +72,12 @@ REGISTRY_VARS: dict = __import__("yaml").safe_load((REPO / "examples" / "extra_d
 # session build (the `warehouse` fixture) runs them; each scenario build would run them again.
 SCENARIO_BUILD = ["build", "--exclude-resource-type", "unit_test"]
 # The integrity checks preference_pairs gives every dataset's pairs (test_cross_dataset recomputes
-# them, the near-duplicate ones from near_duplicates_reference); the training tables carry them
-# beside their dataset's own checks.
+# them, the near-duplicate ones from near_duplicates_reference, the PII ones from pii_reference);
+# the training tables carry them beside their dataset's own checks.
 NEAR_DUPLICATE_FLAGS = frozenset({"near_duplicate_pair", "label_conflict", "near_identical_responses"})
+PII_FLAGS = frozenset({"contains_secret", "contains_personal_data"})  # the second with pii_flag_personal: true
 SHARED_FLAGS = frozenset({"identical_responses", "empty_response", "score_not_higher", "duplicate_pair",
-                          "cross_dataset_duplicate"}) | NEAR_DUPLICATE_FLAGS
+                          "cross_dataset_duplicate"}) | NEAR_DUPLICATE_FLAGS | PII_FLAGS
 
 
 def run_make(*args: str, env: dict | None = None, timeout: int = 120) -> subprocess.CompletedProcess:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pii_reference
 from benchmarks import reference as rules
 
 # The columns of main.preference_pairs that the reference computes (all but score_kind, a label made
@@ -34,7 +35,7 @@ PAIR_COLUMNS = (
 FLAGS = (
     "identical_responses", "empty_response", "score_not_higher", "unparseable_score",
     "score_out_of_range", "duplicate_pair", "cross_dataset_duplicate",
-    "near_duplicate_pair", "label_conflict", "near_identical_responses",
+    "near_duplicate_pair", "label_conflict", "near_identical_responses", "contains_secret",
 )
 REJECT_REASONS = ("no_completions", "no_lower_rated_completion", "no_rated_pair")
 BUILTIN_DATASETS = ("ultrafeedback", "code_ultrafeedback", "rever")  # registered first, in this order
@@ -365,9 +366,10 @@ def rated_completion_pairs(entry: dict, rows, random_seed) -> tuple[list, list]:
     return pairs, rejects
 
 
-def pair_flags(pair: dict, entry: dict) -> set[str]:
-    """The flags that need no other pair."""
-    flags = set()
+def pair_flags(pair: dict, entry: dict, pii_flag_personal: bool = False) -> set[str]:
+    """The flags that need no other pair, the PII scan's from its reference (pii_reference: on the
+    pair's texts; contains_personal_data with the var ``pii_flag_personal``)."""
+    flags = pii_reference.pair_flags(pair, pii_flag_personal)
     c, r = pair["chosen_score"], pair["rejected_score"]
     if pair["chosen"] == pair["rejected"]:
         flags.add("identical_responses")
@@ -387,13 +389,13 @@ def pair_key(pair: dict, key=exact_key) -> tuple:
 
 
 def finish_pairs(pairs: list[dict], entry: dict, earlier_keys: set, train_on_flagged_pairs: bool,
-                 other_flags: dict[str, set[str]]) -> None:
+                 other_flags: dict[str, set[str]], pii_flag_personal: bool = False) -> None:
     """Margins, the flags (duplicate_pair within the dataset, cross_dataset_duplicate against
     ``earlier_keys``: normalised pair keys of the datasets registered before; ``other_flags``, pair_id
     -> the flags other rules' references give it, such as the near-duplicate checks), split."""
     seen = set()
     for pair in sorted(pairs, key=lambda p: p["_order"]):
-        flags = pair_flags(pair, entry) | other_flags.get(pair["pair_id"], set())
+        flags = pair_flags(pair, entry, pii_flag_personal) | other_flags.get(pair["pair_id"], set())
         key = pair_key(pair)
         if key in seen:
             flags.add("duplicate_pair")
@@ -447,17 +449,17 @@ class Expected:
 
 def expected(raw_dir: Path, entries: list[dict], random_seed, mixture: dict | None,
              builtin_pairs: list[dict], train_on_flagged_pairs: bool = False,
-             other_flags: dict[str, set[str]] | None = None) -> Expected:
+             other_flags: dict[str, set[str]] | None = None, pii_flag_personal: bool = False) -> Expected:
     """The expected extra-dataset contents of a warehouse built on ``raw_dir`` with these
     registry entries. ``builtin_pairs``: the warehouse's preference_pairs rows of the built-in
     datasets (dataset, pair_id, prompt, chosen, rejected, is_flagged), for cross_dataset_duplicate
     and the mixture; ``other_flags``: pair_id -> flags of rules checked by their own references
-    (near_duplicates_reference.warehouse_flags)."""
+    (near_duplicates_reference.warehouse_flags); ``pii_flag_personal``: the var of that name."""
     out = Expected()
     earlier = {pair_key(p, normalised_key) for p in builtin_pairs if p["dataset"] in BUILTIN_DATASETS}
     for entry in entries:
         pairs, rejects, n = entry_pairs(entry, raw_dir, random_seed)
-        finish_pairs(pairs, entry, earlier, train_on_flagged_pairs, other_flags or {})
+        finish_pairs(pairs, entry, earlier, train_on_flagged_pairs, other_flags or {}, pii_flag_personal)
         earlier |= {pair_key(p, normalised_key) for p in pairs}
         out.pairs[entry["name"]] = pairs
         out.rejects += rejects

@@ -11,6 +11,7 @@ from collections import Counter, defaultdict
 import pytest
 
 import near_duplicates_reference
+import pii_reference
 import test_code_ultrafeedback as cuf_tests
 import test_rever as rever_tests
 import test_ultrafeedback as uf_tests
@@ -156,7 +157,8 @@ def test_preference_pairs_shared_checks(pairs, warehouse):
     """The checks every dataset gets, recomputed here from the pairs' texts and scores: identical or
     empty responses, a score not above the other, an exact copy of an earlier pair of the dataset
     (earlier: smaller pair_id), the same normalised texts in a dataset registered earlier; the
-    near-duplicate checks from their reference (near_duplicates_reference, over every dataset)."""
+    near-duplicate checks from their reference (near_duplicates_reference, over every dataset), the
+    PII scan's from its own (pii_reference, on the pair's texts)."""
     near = near_duplicates_reference.warehouse_flags(warehouse)
     def text_key(r):
         return tuple(tuple((m["role"], normalise(m["content"])) for m in r[c]) for c in ("prompt", "chosen", "rejected"))
@@ -184,7 +186,7 @@ def test_preference_pairs_shared_checks(pairs, warehouse):
             want.add("duplicate_pair")
         if first_dataset[text_key(r)] < BUILT_IN.index(r["dataset"]):
             want.add("cross_dataset_duplicate")
-        want |= near[r["pair_id"]]
+        want |= near[r["pair_id"]] | pii_reference.pair_flags(r)
         assert set(r["integrity_flags"]) & SHARED_FLAGS == want, r["pair_id"]
     # ReVeR's ultrafeedback-sourced pairs repeat UltraFeedback pairs: the check is not vacuous here
     assert any("cross_dataset_duplicate" in r["integrity_flags"] for r in pairs)

@@ -263,17 +263,21 @@ def wh(raw_dir, tmp_path_factory) -> Warehouse:
 def expected(wh) -> dict[str, dict]:
     """EXPECTED with the near-duplicate checks' flags added, from their own reference over this
     build's pairs (near_duplicates_reference: the hand-made rows hold exact copies and identical
-    responses, which those checks flag too): per entry the flags counted, and the flagged pairs."""
+    responses, which those checks flag too), and the PII scan's (pii_reference, none on these
+    rows): per entry the flags counted, and the flagged pairs."""
     import near_duplicates_reference
+    import pii_reference
 
     near = near_duplicates_reference.warehouse_flags(wh)
+    pii = pii_reference.warehouse_flags(wh)
+    other = {pid: flags | pii[pid] for pid, flags in near.items()}
     out = {}
     for name, want in EXPECTED.items():
         pairs = wh.rows("select pair_id, integrity_flags from main.preference_pairs where dataset = ?", [name])
-        added = Counter(f for p in pairs for f in near[p["pair_id"]])
-        # pairs the near-duplicate checks alone flag (the spec's flags on the others are checked apart)
-        only_near = sum(bool(near[p["pair_id"]]) and set(p["integrity_flags"]) <= near[p["pair_id"]] for p in pairs)
-        out[name] = {**want, "flags": dict(Counter(want["flags"]) + added), "flagged": want["flagged"] + only_near}
+        added = Counter(f for p in pairs for f in other[p["pair_id"]])
+        # pairs these checks alone flag (the spec's flags on the others are checked apart)
+        only_other = sum(bool(other[p["pair_id"]]) and set(p["integrity_flags"]) <= other[p["pair_id"]] for p in pairs)
+        out[name] = {**want, "flags": dict(Counter(want["flags"]) + added), "flagged": want["flagged"] + only_other}
     return out
 
 

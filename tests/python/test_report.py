@@ -11,7 +11,9 @@ disagreement by source, the ReVeR tool-call rates and pair counts, the CodeUltra
 published pair count. The benchmark contamination section is checked on the session warehouse (no
 eval set registered) and on test_contamination's build with examples/eval_sets.yml. The near
 duplicates section is checked against the marts it reads (near_duplicate_summary, prompt_clusters,
-preference_pairs' flags) and the settings meta.warehouse_build_info records.
+preference_pairs' flags) and the settings meta.warehouse_build_info records. The secrets and
+personal data section is checked against counts made from pii_findings and preference_pairs' flags,
+and for the absence of every value it counts (whole or masked).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import duckdb
+import pii_reference
 import pytest
 
 from benchmarks.reference import aspect_ratings, best_index, mean_rating
@@ -626,6 +629,89 @@ def test_near_duplicates_section_when_the_check_was_off(switched_off, tmp_path):
 
 
 # --------------------------------------------------------------------------------------------
+# secrets and personal data
+
+PII_CATEGORIES = ("secret", "personal")  # the table's row order: secrets first, then by kind
+
+
+def pii_kinds(wh) -> dict[str, str]:
+    """kind -> category, of every kind of the seed pii_patterns (pii_summary has each for every dataset)."""
+    return {r["kind"]: r["category"] for r in wh.rows("select distinct kind, category from main.pii_summary")}
+
+
+def test_pii_section_counts_each_kind_per_dataset(report, warehouse):
+    """One row per kind (secrets first, then by kind), one column per dataset in dataset order and a
+    total; each cell holds the kind's matches in the dataset's texts / the pairs holding one, counted
+    here from pii_findings ("·" for none)."""
+    _, text, _ = report
+    order = dataset_order(warehouse)
+    category = pii_kinds(warehouse)
+    assert sorted(set(category.values())) == sorted(PII_CATEGORIES)
+    n_findings: Counter = Counter()
+    pairs: dict[tuple, set] = defaultdict(set)
+    for r in warehouse.rows("select dataset, pair_id, kind, n_occurrences from main.pii_findings"):
+        n_findings[(r["dataset"], r["kind"])] += r["n_occurrences"]
+        pairs[(r["dataset"], r["kind"])].add(r["pair_id"])
+
+    def cell(n: int, p: int) -> str:
+        return f"{n:,} / {p:,}" if n else "·"
+
+    kinds = sorted(category, key=lambda k: (PII_CATEGORIES.index(category[k]), k))
+    want = [["kind", "category", *order, "total"]]
+    for kind in kinds:
+        want.append([kind, category[kind], *(cell(n_findings[(d, kind)], len(pairs[(d, kind)])) for d in order),
+                     cell(sum(n_findings[(d, kind)] for d in order), sum(len(pairs[(d, kind)]) for d in order))])
+    assert table_cells(text, "pii-summary") == want
+    section = html.unescape(section_html(text, "pii"))
+    assert "not-built" not in section
+    assert "audits.pii_findings" in section
+    secrets = [k for k in kinds if category[k] == "secret"]
+    personal = [k for k in kinds if category[k] == "personal"]
+    assert (f"This build looked for {len(secrets)} formats of keys and tokens ({', '.join(secrets)}) and "
+            f"{len(personal)} kinds of personal data ({', '.join(personal)})") in section
+    assert ("No text of this build holds a secret or personal data of these kinds." in section) == (not n_findings)
+
+
+def test_pii_section_states_the_setting_and_the_flagged_pairs(report, warehouse):
+    """The var pii_flag_personal as meta.warehouse_build_info records it, and the pairs with a secret,
+    with personal data and flagged for either, counted here from pii_findings and preference_pairs."""
+    _, text, _ = report
+    flag_personal = warehouse.scalar("select pii_flag_personal from meta.warehouse_build_info")
+    assert flag_personal is False  # the session build's default
+    with_secret, with_personal = set(), set()
+    for r in warehouse.rows("select pair_id, category from main.pii_findings"):
+        (with_secret if r["category"] == "secret" else with_personal).add(r["pair_id"])
+    pairs = warehouse.rows("select integrity_flags from main.preference_pairs")
+    flagged = sum(1 for p in pairs if {"contains_secret", "contains_personal_data"} & set(p["integrity_flags"]))
+    assert flagged == len(with_secret)  # without the var, only secrets flag a pair
+    section = html.unescape(section_html(text, "pii"))
+    assert "pii_flag_personal was false: pairs with personal data are not flagged." in section
+    assert (f"Of the {len(pairs):,} pairs of preference_pairs, {len(with_secret):,} hold a secret (flagged "
+            f"contains_secret) and {len(with_personal):,} personal data (not flagged: pii_flag_personal is false); "
+            f"{flagged:,} pairs are flagged for either and leave training.") in section
+
+
+def test_pii_section_shows_no_value(report, warehouse):
+    """No value pii_findings counts is in the report, neither whole (found again in its pair's text
+    of audits.pii_findings by its md5) nor masked; the section shows kinds and counts only. (The
+    start of the first prompt of the largest prompt clusters is the report's one text: left out.)"""
+    _, text, _ = report
+    page = html.unescape(re.sub(r'<table class="figures" id="table-near-duplicate-clusters">.*?</table>', "",
+                                text, flags=re.S))
+    findings = warehouse.rows(
+        "select kind, side, value_md5, value_masked, prompt, chosen, rejected from audits.pii_findings")
+    values, masked = set(), set()
+    for f in findings:
+        side_text = pii_reference.texts(f)[f["side"]]
+        found = {v for v in pii_reference.matches(f["kind"], side_text) if pii_reference.md5(v) == f["value_md5"]}
+        assert len(found) == 1, (f["kind"], f["side"], f["value_md5"])
+        values |= found
+        masked.add(f["value_masked"])
+    assert [v for v in values if v in page] == []
+    assert [m for m in masked if m in page] == []
+
+
+# --------------------------------------------------------------------------------------------
 # missing marts, errors
 
 
@@ -635,6 +721,7 @@ def test_missing_marts_give_not_built_notes(warehouse, tmp_path):
     shutil.copy(warehouse.path, partial)
     with duckdb.connect(str(partial)) as con:
         con.execute("drop table main.judge_agreement_summary")
+        con.execute("drop table main.pii_summary")
         con.execute("drop table meta.warehouse_build_info")
     out = tmp_path / "partial.html"
     proc = run_report(partial, out)
@@ -648,6 +735,8 @@ def test_missing_marts_give_not_built_notes(warehouse, tmp_path):
     # the near-duplicate section does not need meta.warehouse_build_info
     section = section_html(text, "near-duplicates")
     assert 'id="table-near-duplicate-settings"' in section and 'id="table-near-duplicate-matrix"' in section
+    section = section_html(text, "pii")
+    assert 'data-not-built="pii_summary"' in section and 'id="table-pii-summary"' not in section
 
 
 def test_warehouse_without_marts_is_refused(tmp_path):

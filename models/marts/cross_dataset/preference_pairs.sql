@@ -13,7 +13,8 @@
 -- of the prompt matches an item of a registered eval set: contamination_matches) and the
 -- near-duplicate checks of int_near_duplicates__pair_flags: near_duplicate_pair (the same
 -- comparison, edited or not, as an earlier pair), label_conflict (the same comparison with the
--- preference reversed) and near_identical_responses.
+-- preference reversed) and near_identical_responses; contains_secret (a text holds a secret:
+-- int_pii__findings) and, with the var pii_flag_personal true, contains_personal_data.
 {%- set train_on_flagged = var('train_on_flagged_pairs', false) | string | lower in ['true', '1', 'yes'] %}
 
 with
@@ -38,6 +39,18 @@ contaminated_prompts as (
 near_duplicate_flags as (
 
     select * from {{ ref('int_near_duplicates__pair_flags') }}
+
+),
+
+-- the pairs with a secret or personal data in a text
+pii_pairs as (
+
+    select
+        pair_id,
+        max(case when category = 'secret' then 1 else 0 end) = 1 as has_secret,
+        max(case when category = 'personal' then 1 else 0 end) = 1 as has_personal_data
+    from {{ ref('int_pii__findings') }}
+    group by pair_id
 
 ),
 
@@ -142,7 +155,8 @@ checked as (
             ('near_duplicate_flags.is_near_duplicate_pair', 'near_duplicate_pair'),
             ('near_duplicate_flags.is_label_conflict', 'label_conflict'),
             ('near_duplicate_flags.has_near_identical_responses', 'near_identical_responses'),
-        ]) }} as shared_flags
+            ('pii_pairs.has_secret', 'contains_secret'),
+        ] + ([('pii_pairs.has_personal_data', 'contains_personal_data')] if pii_flag_personal() else [])) }} as shared_flags
     from unioned
     inner join ranked
         on unioned.pair_id = ranked.pair_id
@@ -150,6 +164,8 @@ checked as (
         on unioned.dataset = contaminated_prompts.dataset and unioned.prompt_id = contaminated_prompts.prompt_id
     left join near_duplicate_flags
         on unioned.pair_id = near_duplicate_flags.pair_id
+    left join pii_pairs
+        on unioned.pair_id = pii_pairs.pair_id
 
 ),
 
