@@ -89,10 +89,13 @@ fetch: install
 bench: install
 	$(BIN)/python -m benchmarks.run --seed 42 --scale $(or $(SCALE),1.0)
 
-# Every mart (tables of schema main) to Parquet in the Hub layout under $(EXPORT_DIR), plus manifest.json.
+# Every mart (tables of schema main) to Parquet in the Hub layout under $(EXPORT_DIR), plus manifest.json,
+# every secret (seeds/pii_patterns.csv) replaced by [REDACTED_SECRET] (`preftools export --keep-secrets`
+# keeps them; publish refuses that export). REDACT=personal: every email and public IP address too.
 # CARD_NOTE=diff/diff.md: every dataset card ends with that note (`make diff`'s summary).
 export: install
-	$(BIN)/preftools export $(if $(CARD_NOTE),--card-note "$(CARD_NOTE)")
+	@test -z "$(filter-out personal,$(REDACT))" || { echo "make export: REDACT=$(REDACT) is not known: REDACT=personal redacts emails and public IP addresses too (secrets are always redacted)" >&2; exit 2; }
+	$(BIN)/preftools export $(if $(CARD_NOTE),--card-note "$(CARD_NOTE)") $(if $(filter personal,$(REDACT)),--redact-personal)
 
 # One exported mart of $(EXPORT_DIR) to the Hugging Face Hub as a dataset repo (preftools/outputs/publish.py):
 #   make publish REPO=org/name [MART=ultrafeedback_curated] [PRIVATE=1] [REVISION=<branch>]

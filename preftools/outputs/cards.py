@@ -21,8 +21,10 @@ data) and records its sha256 in ``manifest.json``. A card holds:
   the near-duplicate check (the settings the build recorded in ``meta.warehouse_build_info``, per
   dataset the pairs flagged ``near_duplicate_pair``, ``label_conflict`` and
   ``near_identical_responses``, and the counts of ``near_duplicate_summary`` that involve its
-  datasets), and provenance: the build (``meta.warehouse_build_info``), the raw data by Hub id and
-  revision and the project's git commit at export time.
+  datasets), for every table secrets and personal data (the kinds looked for, what ``pii_summary``
+  found in its datasets, and what the export redacted in it), and provenance: the build
+  (``meta.warehouse_build_info``), the raw data by Hub id and revision and the project's git commit
+  at export time.
 
 Cards are deterministic: the same warehouse (and the same project commit and raw folder) gives
 the same bytes; nothing in them depends on the clock or on the export directory, and no path of
@@ -61,6 +63,9 @@ NEAR_DUPLICATE_SETTINGS = {
 # the var); without it (a Spark export) the counts come from the marts, the fraction unrecorded.
 MIXTURE_VIEW = ("reporting", "rpt_training_mixture")
 MIXTURE_MART = "training_mixture"
+# What the scan for secrets and personal data found: one row per dataset and kind (docs/pii.md).
+PII_SUMMARY = "pii_summary"
+SECRET_FLAG = "contains_secret"
 HUB_DATASETS_URL = "https://huggingface.co/datasets"
 TRAINING_COLUMNS = ("prompt", "chosen", "rejected")
 EXAMPLE_MODEL = "Qwen/Qwen2.5-0.5B-Instruct"
@@ -187,6 +192,12 @@ class CardContext:
     contamination: Contamination | None = None
     # the near-duplicate check's settings and findings; None for a warehouse without near_duplicate_summary
     near_duplicates: NearDuplicates | None = None
+    # the rows of pii_summary (dataset, kind, category, n_findings, n_pairs, n_pairs_flagged); None for
+    # a warehouse without it (the scan was not built)
+    pii_summary: list[dict] | None = None
+    # what the export redacts, as manifest.json's `redaction`: secrets and personal ("redacted" or
+    # "kept") and the patterns (kind, category, pattern, replacement); None: no section
+    redaction: dict | None = None
 
     def revision(self, d: SourceDataset | EvalSet) -> str:
         return self.raw_revisions.get(d.hub_id, "unknown")
@@ -324,6 +335,14 @@ def read_near_duplicates(con, build: dict | None) -> NearDuplicates | None:
         ):
             found.flagged[r["dataset"]] = r
     return found
+
+
+def read_pii_summary(con) -> list[dict] | None:
+    """The rows of pii_summary with a dataset, or None for a warehouse without it."""
+    if not _table_exists(con, "main", PII_SUMMARY):
+        return None
+    return _rows(con, "select dataset, kind, category, n_findings, n_pairs, n_pairs_flagged "
+                      f"from main.{_quote(PII_SUMMARY)} where dataset is not null order by dataset, kind")
 
 
 def _read_builtin_registry(con) -> tuple[list[SourceDataset], bool]:
@@ -555,6 +574,7 @@ def read_context(con, build, exported_with: str) -> CardContext:
         biases=read_biases(con),
         contamination=contamination,
         near_duplicates=read_near_duplicates(con, row),
+        pii_summary=read_pii_summary(con),
     )
 
 
@@ -917,6 +937,70 @@ def _near_duplicates_section(datasets: list[str], found: NearDuplicates | None) 
     return out
 
 
+def _secrets_section(datasets: list[str] | None, context: CardContext, redacted: dict[str, int]) -> list[str]:
+    """The "Secrets and personal data" section: the kinds looked for, by category; per kind what
+    pii_summary found in the card's datasets (``None``: every dataset); what the export redacted."""
+    r = context.redaction
+    if r is None:
+        return []
+    by_category = {c: [p for p in r["patterns"] if p["category"] == c] for c in ("secret", "personal")}
+    patterns = by_category["secret"] + by_category["personal"]
+    kinds = {c: ", ".join(f"`{p['kind']}`" for p in ps) for c, ps in by_category.items()}
+    out = [
+        "## Secrets and personal data",
+        "",
+        f"The build looks for secrets ({kinds['secret']}) and personal data ({kinds['personal']}; an IP "
+        "address only when public) in every text of `preference_pairs`, with the patterns of the seed "
+        f"`pii_patterns`. A pair with a secret is flagged `{SECRET_FLAG}` and left out of training (it is "
+        f"in the `<dataset>{FLAGGED_SUFFIX}` split of `preference_pairs` and not in `training_mixture`).",
+        "",
+    ]
+    summary = context.pii_summary
+    kept = {c: r[key] == "kept" for c, key in (("secret", "secrets"), ("personal", "personal"))}
+
+    def done(p: dict) -> str:
+        return "kept" if kept[p["category"]] else f"{redacted.get(p['kind'], 0):,}"
+
+    if summary is None:
+        out += [
+            "The warehouse has no `pii_summary` table: the scan was not built, so its findings are not counted here.",
+            "",
+            "| kind | category | replaced in this table |",
+            "|---|---|---:|",
+        ]
+        out += [f"| `{p['kind']}` | {p['category']} | {done(p)} |" for p in patterns]
+    else:
+        shown = list(dict.fromkeys(row["dataset"] for row in summary))
+        if datasets is not None:
+            shown = [d for d in shown if d in datasets]
+        out += [
+            "| kind | category | found | pairs | pairs flagged | replaced in this table |",
+            "|---|---|---:|---:|---:|---:|",
+        ]
+        for p in patterns:
+            rows = [row for row in summary if row["kind"] == p["kind"] and row["dataset"] in shown]
+            cells = [f"{sum(row[c] for row in rows):,}" for c in ("n_findings", "n_pairs", "n_pairs_flagged")]
+            out.append(f"| `{p['kind']}` | {p['category']} | " + " | ".join(cells) + f" | {done(p)} |")
+        where = ", ".join(_code(d) for d in shown) if datasets is not None else "every dataset of the build"
+        out += [
+            "",
+            f"*Found*: the matches in the texts of {where or 'none of its datasets'} (the warehouse's `pii_summary`); "
+            "*pairs*: the pairs holding one; *pairs flagged*: those flagged for it.",
+        ]
+    secrets = ", ".join(sorted({f"`{p['replacement']}`" for p in by_category["secret"]}))
+    personal = " and ".join(f"every `{p['kind']}` with `{p['replacement']}`" for p in by_category["personal"])
+    out += [
+        "",
+        ("This export kept secrets as they are (`--keep-secrets`): it is not for publishing, and "
+         "`preftools publish` refuses it." if kept["secret"]
+         else f"This export replaced every secret in this table's texts with {secrets}.")
+        + (" Personal data is as it was (`preftools export --redact-personal` replaces it)." if kept["personal"]
+           else f" It replaced {personal} (`--redact-personal`)."),
+        "",
+    ]
+    return out
+
+
 def _extra_datasets_table(mart: str, extra: list[SourceDataset], splits: dict[str, int]) -> list[str]:
     """The `extra_datasets` entries among a mart's sources: shape and what was read of them."""
     out = [
@@ -946,8 +1030,10 @@ def render_card(
     context: CardContext,
     description: str | None = None,
     column_descriptions: dict[str, str] | None = None,
+    redacted: dict[str, int] | None = None,
 ) -> str:
-    """The README.md of one exported mart. ``splits``: split name -> rows, in file order."""
+    """The README.md of one exported mart. ``splits``: split name -> rows, in file order;
+    ``redacted``: kind -> the replacements the export made in the mart's files."""
     column_descriptions = column_descriptions or {}
     registry = {d.key: d for d in context.registry}
     sources = [registry[k] for k in source_keys(mart, context.registry, context.build, context.mixture)]
@@ -1016,6 +1102,7 @@ def render_card(
         out += _contamination_section(datasets, context, contamination_table=EVAL_SET_COLUMN in names)
     if pairs_table:
         out += _near_duplicates_section(datasets, context.near_duplicates)
+    out += _secrets_section(datasets if sources else None, context, redacted or {})
 
     # how to use
     load_line = 'ds = load_dataset("ORG/NAME")  # the Hub id of this dataset, or the local folder holding this card'

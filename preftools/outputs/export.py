@@ -1,7 +1,8 @@
 """Export every mart of the warehouse to Parquet in the Hugging Face Hub layout.
 
     python -m preftools.export [--duckdb-path PATH] [--export-dir DIR] [--marts a,b] [--no-progress]
-    make export                     # the same, with DUCKDB_PATH / EXPORT_DIR from the Makefile
+                               [--redact-personal] [--keep-secrets]
+    make export [REDACT=personal]   # the same, with DUCKDB_PATH / EXPORT_DIR from the Makefile
 
 What is exported: every table of the ``main`` schema of the warehouse (the marts; staging,
 intermediate, seeds and meta live in other schemas), discovered at run time. The warehouse is
@@ -51,6 +52,17 @@ export to the Hub deduplicate), and a row group size fixed per mart (about 64 MB
 the same pyarrow version; nothing time-dependent is written into the Parquet files, and the
 manifest and cards only hold what the warehouse, the command line and the project checkout say.
 
+Redaction (docs/pii.md; the rule is preftools.outputs.pii, read from the seeds ``pii_patterns`` and
+``pii_reserved_networks``): every match of a secret pattern in every string written (every column of
+every mart, nested lists and structs included, and the card's text) is replaced by its replacement,
+``[REDACTED_SECRET]``; with ``--redact-personal`` every email and public IPv4 address too
+(``[REDACTED_EMAIL]``, ``[REDACTED_IP]``). ``--keep-secrets`` writes the secrets as they are (and
+``preftools publish`` refuses such an export). Rows keep their order (sorted before redaction).
+``manifest.json`` records the rule and what it did: ``redaction`` (``secrets`` and ``personal``,
+each "redacted" or "kept", over every mart of the export; the patterns) and per mart ``redaction``
+(its settings, the replacements made per kind, every kind listed, and per column); the sizes and
+sha256 are of the redacted files.
+
 Atomic: everything, the new ``manifest.json`` included, is written into a hidden staging folder
 ``$EXPORT_DIR/.export-tmp-*`` and only when every selected mart is complete are the mart folders
 swapped in by renames (milliseconds; on Linux each folder is exchanged with its previous version in
@@ -91,6 +103,7 @@ import signal
 import sys
 import tempfile
 import uuid
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -101,7 +114,7 @@ import pyarrow.parquet as pq
 from preftools import __version__, cli, warehouse
 from preftools.cli import EXIT_ERROR, EXIT_INTERRUPTED, one_line, unexpected_error, project_path
 from preftools.files import CARD_NAME, DEFAULT_EXPORT_DIR, DEFAULT_SPLIT, LOCK_FILE, MANIFEST
-from preftools.outputs import cards
+from preftools.outputs import cards, pii
 from preftools.warehouse import DEFAULT_DUCKDB_PATH
 
 MART_SCHEMA = "main"
@@ -217,11 +230,16 @@ def public_command(args: list[str]) -> str:
     return " ".join(out)
 
 
-def command_line(duckdb_path: Path, export_dir: Path, marts: list[str] | None, progress: bool = True) -> str:
+def command_line(duckdb_path: Path, export_dir: Path, marts: list[str] | None, progress: bool = True,
+                 redact_personal: bool = False, keep_secrets: bool = False) -> str:
     """The CLI invocation equivalent to an export (recorded in the manifest, see public_command)."""
     args = ["python", "-m", "preftools.export", "--duckdb-path", str(duckdb_path), "--export-dir", str(export_dir)]
     if marts is not None:
         args += ["--marts", ",".join(marts)]
+    if redact_personal:
+        args.append("--redact-personal")
+    if keep_secrets:
+        args.append("--keep-secrets")
     if not progress:
         args.append("--no-progress")
     return public_command(args)
@@ -360,6 +378,7 @@ class MartExport:
     files: list[WrittenFile] = field(default_factory=list)
     card_bytes: int = 0  # the dataset card, <mart>/README.md
     card_sha256: str = ""
+    redacted: Counter = field(default_factory=Counter)  # (column, kind) -> replacements made
 
     @property
     def num_rows(self) -> int:
@@ -475,12 +494,16 @@ def _regroup(batches: Iterator[pa.RecordBatch], schema: pa.Schema, state: MartEx
     yield from cut(final=True)
 
 
-def export_mart(con, name: str, out_dir: Path, progress: bool = True) -> MartExport:
-    """Write ``main.<name>`` into ``out_dir/data/`` (a staging folder) and return what was written."""
+def export_mart(con, name: str, out_dir: Path, progress: bool = True, *, keep_secrets: bool = False,
+                redact_personal: bool = False) -> MartExport:
+    """Write ``main.<name>`` into ``out_dir/data/`` (a staging folder), redacted (preftools.outputs.pii),
+    and return what was written."""
     import duckdb
     from tqdm.auto import tqdm
 
-    columns = table_columns(con, MART_SCHEMA, name)
+    # an ENUM's type names its values: the card and manifest.json show it redacted as the data
+    columns = [(column, pii.redact_text(duck_type, redact_personal, secrets=not keep_secrets)[0])
+               for column, duck_type in table_columns(con, MART_SCHEMA, name)]
     state = MartExport(name, columns, split_by=SPLIT_BY.get(name))
     relation = f"{_quote(MART_SCHEMA)}.{_quote(name)}"
     order_by = ", ".join(f"{_quote(c)} asc nulls last" for c, _ in columns)
@@ -518,6 +541,8 @@ def export_mart(con, name: str, out_dir: Path, progress: bool = True) -> MartExp
                 writer = _SplitWriter(data_dir, split, reader.schema)
                 try:
                     for group in _regroup(iter(reader), reader.schema, state):
+                        group, found = pii.redact_table(group, redact_personal, secrets=not keep_secrets)
+                        state.redacted.update(found)
                         writer.write_group(group)
                         bar.update(group.num_rows)
                         bar.set_postfix_str(f"{split} file {len(writer.parts)}", refresh=False)
@@ -551,10 +576,24 @@ def splits_of(mart: MartExport) -> dict[str, int]:
     return splits
 
 
-def write_card(con, mart: MartExport, out_dir: Path, context: cards.CardContext) -> None:
-    """Write the Hugging Face dataset card ``out_dir/README.md`` (a staging folder) of an exported mart."""
+def redacted_kinds(mart: MartExport, rule: pii.Rule) -> dict[str, int]:
+    """Kind -> replacements made in the mart's files, every kind of the rule in its order."""
+    return {kind: sum(n for (_, k), n in mart.redacted.items() if k == kind) for kind in rule.kinds}
+
+
+def redaction_settings(keep_secrets: bool, redact_personal: bool) -> dict[str, str]:
+    return {"secrets": "kept" if keep_secrets else "redacted", "personal": "redacted" if redact_personal else "kept"}
+
+
+def write_card(con, mart: MartExport, out_dir: Path, context: cards.CardContext, *, keep_secrets: bool = False,
+               redact_personal: bool = False) -> None:
+    """Write the Hugging Face dataset card ``out_dir/README.md`` (a staging folder) of an exported mart,
+    its text redacted as the data (it is made of the catalog's descriptions and the card note)."""
     description, column_descriptions = cards.read_descriptions(con, MART_SCHEMA, mart.name)
-    text = cards.render_card(mart.name, mart.columns, splits_of(mart), context, description, column_descriptions)
+    rule = pii.load_rule()
+    text = cards.render_card(mart.name, mart.columns, splits_of(mart), context, description, column_descriptions,
+                             redacted=redacted_kinds(mart, rule))
+    text, _ = pii.redact_text(text, redact_personal, secrets=not keep_secrets, rule=rule)
     data = text.encode("utf-8")
     path = out_dir / CARD_NAME
     try:
@@ -623,7 +662,9 @@ def load_manifest(export_dir: Path) -> dict:
         return {}
 
 
-def mart_entry(mart: MartExport, build, exported_by: dict, context: cards.CardContext | None = None) -> dict:
+def mart_entry(mart: MartExport, build, exported_by: dict, context: cards.CardContext | None = None,
+               redaction: dict | None = None) -> dict:
+    """The manifest's entry of a mart; ``redaction``: the export's settings (redaction_settings)."""
     splits = splits_of(mart)
     sources = []
     if context is not None:
@@ -660,7 +701,20 @@ def mart_entry(mart: MartExport, build, exported_by: dict, context: cards.CardCo
         "source_datasets": sources,
         "build": cards.public_build(build),
         "exported_by": exported_by,
+        "redaction": redaction_entry(mart, redaction or redaction_settings(keep_secrets=False, redact_personal=False)),
     }
+
+
+def redaction_entry(mart: MartExport, settings: dict) -> dict:
+    """A mart's ``redaction`` in the manifest: the settings, the replacements per kind (every kind)
+    and per column (the columns and kinds with one)."""
+    rule = pii.load_rule()
+    by_column = {}
+    for column, _ in mart.columns:
+        found = {kind: mart.redacted[(column, kind)] for kind in rule.kinds if mart.redacted[(column, kind)]}
+        if found:
+            by_column[column] = found
+    return {**settings, "counts": redacted_kinds(mart, rule), "by_column": by_column}
 
 
 def _stage_manifest(staging: Path, manifest: dict) -> Path:
@@ -747,10 +801,18 @@ def export(
     command: str | None = None,
     spark_warehouse: Path | str | None = None,
     card_note: Path | str | None = None,
+    redact_personal: bool = False,
+    keep_secrets: bool = False,
 ) -> dict:
     """Export the marts (all tables of schema main, or ``marts``) and return the manifest. With
     ``spark_warehouse``, the marts come from that Spark build instead of the DuckDB file; with
-    ``card_note``, every card ends with that Markdown file (e.g. `preftools diff`'s diff.md)."""
+    ``card_note``, every card ends with that Markdown file (e.g. `preftools diff`'s diff.md).
+    Secrets are redacted unless ``keep_secrets``; emails and public IP addresses with ``redact_personal``."""
+    try:
+        rule = pii.load_rule()
+    except pii.RuleError as exc:
+        raise ExportError(str(exc)) from None
+    settings = redaction_settings(keep_secrets, redact_personal)
     note = None
     if card_note is not None:
         try:
@@ -760,7 +822,7 @@ def export(
                               "`preftools diff OLD NEW --out DIR` (DIR/diff.md) or fix --card-note") from None
     duckdb_path = Path(duckdb_path).expanduser().absolute()
     export_dir = Path(export_dir).expanduser().absolute()
-    command = command or command_line(duckdb_path, export_dir, marts, progress)
+    command = command or command_line(duckdb_path, export_dir, marts, progress, redact_personal, keep_secrets)
     # the warehouse by its file (folder) name only: no path of this machine in manifest.json
     exported_by = {"command": command, "preftools_version": __version__, "warehouse": duckdb_path.name}
 
@@ -811,14 +873,17 @@ def export(
                     con, build, exported_with=f"preftools {__version__}, pyarrow {pa.__version__}"
                 )
                 context.note = note
+                context.redaction = {**settings, "patterns": rule.record()}
                 written = []
                 for name in selected:
-                    mart = export_mart(con, name, staging / name, progress)
-                    write_card(con, mart, staging / name, context)
+                    mart = export_mart(con, name, staging / name, progress, keep_secrets=keep_secrets,
+                                       redact_personal=redact_personal)
+                    write_card(con, mart, staging / name, context, keep_secrets=keep_secrets,
+                               redact_personal=redact_personal)
                     written.append(mart)
 
                 previous = load_manifest(export_dir).get("marts", {})
-                entries = {m.name: mart_entry(m, build, exported_by, context) for m in written}
+                entries = {m.name: mart_entry(m, build, exported_by, context, settings) for m in written}
                 retired = []
                 for name, entry in previous.items():
                     if name in entries:
@@ -842,6 +907,14 @@ def export(
                     "eval_sets": [cards.eval_set_record(e, context)
                                   for e in (context.contamination.eval_sets if context.contamination else [])],
                     "contamination": context.contamination.settings if context.contamination else None,
+                    # over every mart of the export: "redacted" only if each mart's files are
+                    # (a mart kept from an earlier export, or one made before redaction, may not be)
+                    "redaction": {
+                        **{what: "redacted" if all((e.get("redaction") or {}).get(what) == "redacted"
+                                                   for e in entries.values()) else "kept"
+                           for what in ("secrets", "personal")},
+                        "patterns": rule.record(),
+                    },
                     "marts": {name: entries[name] for name in sorted(entries)},
                 }
                 try:
@@ -868,6 +941,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
             "plus EXPORT_DIR/manifest.json."
         ),
         epilog=(
+            "Every secret (the seed pii_patterns: keys, tokens, private keys) in every string is replaced "
+            "by [REDACTED_SECRET]; manifest.json and the cards say how many. "
             "Load with datasets.load_dataset('<EXPORT_DIR>/<mart>') or pyarrow/DuckDB on "
             "<EXPORT_DIR>/<mart>/data/*.parquet. The files are written to a hidden staging folder and "
             "renamed into place only when complete."
@@ -892,6 +967,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--card-note", default=None,
                         help="a Markdown file every dataset card ends with, e.g. DIR/diff.md of "
                         "`preftools diff OLD NEW --out DIR` (\"Changes since <revision>\")")
+    parser.add_argument("--redact-personal", action="store_true",
+                        help="also replace every email with [REDACTED_EMAIL] and every public IPv4 address with "
+                        "[REDACTED_IP] (make export REDACT=personal)")
+    parser.add_argument("--keep-secrets", action="store_true",
+                        help="write secrets (keys, tokens, private keys) as they are instead of [REDACTED_SECRET]; "
+                        "`preftools publish` refuses such an export")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     args = parser.parse_args(argv)
     if args.marts is not None:
@@ -918,6 +999,8 @@ def main(argv: list[str] | None = None) -> int:
             progress=not args.no_progress,
             spark_warehouse=args.spark_warehouse,
             card_note=args.card_note,
+            redact_personal=args.redact_personal,
+            keep_secrets=args.keep_secrets,
             command=public_command(["python", "-m", "preftools.export", *(sys.argv[1:] if argv is None else argv)]),
         )
     except ExportError as exc:
@@ -939,8 +1022,17 @@ def main(argv: list[str] | None = None) -> int:
     rows = sum(m["num_rows"] for m in exported)
     files = sum(len(m["files"]) for m in exported)
     size = sum(m["num_bytes"] for m in exported)
+    category = {p["kind"]: p["category"] for p in manifest["redaction"]["patterns"]}
+    found = Counter()
+    for m in exported:
+        for kind, n in m["redaction"]["counts"].items():
+            found[category[kind]] += n
+    secrets = ("secrets KEPT (--keep-secrets: `preftools publish` refuses this export)" if args.keep_secrets
+               else f"{found[pii.SECRET]:,} secrets redacted")
+    if args.redact_personal:
+        secrets += f", {found[pii.PERSONAL]:,} emails and public IP addresses redacted"
     print(
-        f"exported {len(exported)} marts ({rows:,} rows, {files} files, {size / 1e6:,.1f} MB) "
+        f"exported {len(exported)} marts ({rows:,} rows, {files} files, {size / 1e6:,.1f} MB; {secrets}) "
         f"to {export_dir.absolute()}; manifest: {export_dir.absolute() / MANIFEST}"
     )
     return 0

@@ -17,7 +17,14 @@ Before any request the export is checked against ``EXPORT_DIR/manifest.json``: e
 mart (card included) must be there with the size and sha256 the manifest records, and nothing
 else may be in the folder; a half-written, tampered or hand-edited export is refused. So is a mart
 with no rows (``datasets`` cannot load an empty split; e.g. ``training_mixture`` of a build
-without the ``mixture`` var). While the
+without the ``mixture`` var).
+
+Secrets (docs/pii.md): a mart whose manifest entry says its secrets were kept (``redaction.secrets``
+"kept": exported with ``--keep-secrets``), or records no redaction (exported before exports redacted
+secrets), is refused before its files are read. Then, the files having passed the checks above, every
+one about to be uploaded is scanned again (preftools.outputs.pii: the secret patterns of the seed
+``pii_patterns``; each Parquet file's every string, nested lists and structs included, and the card's
+text): a match stops the publish, naming the file, the column and the count. While the
 upload runs it holds the export directory's lock (shared), so a concurrent export cannot swap the
 folder underneath it.
 
@@ -56,7 +63,8 @@ WRITE_LOGIN_HINT = f"{LOGIN_HINT} with a token that has write access"
 
 EPILOG = """\
 The export is checked against EXPORT_DIR/manifest.json (size and sha256 of every file) before
-anything is sent. The repo is created if missing (--private applies only then); remote data/*
+anything is sent; an export made with --keep-secrets is refused, and every file is scanned for
+secrets (keys, tokens, private keys: the seed pii_patterns) again. The repo is created if missing (--private applies only then); remote data/*
 files the export does not have are deleted in the same commit.
 
 huggingface_hub reads HF_ENDPOINT (another Hub), HF_TOKEN (or the token saved by
@@ -206,6 +214,7 @@ def verify_export(export_dir: Path, mart: str) -> VerifiedMart:
         have = ", ".join(sorted(marts)) or "none"
         raise PublishError(f"mart {mart!r} is not in the export at {export_dir} (it has: {have}); choose another --mart")
     entry = marts[mart]
+    check_redaction(entry, export_dir, mart)
     folder = export_dir / mart
     if folder.is_symlink() or not folder.is_dir():
         raise PublishError(f"{folder} is missing or not a folder, but {manifest_path} lists it; run the export again")
@@ -266,6 +275,59 @@ def verify_export(export_dir: Path, mart: str) -> VerifiedMart:
         num_bytes=sum(size for size, _ in expected.values()),
         splits={str(k): int(v) for k, v in splits.items()},
     )
+
+
+def _export_again(export_dir: Path, mart: str, how: str = "") -> str:
+    return f"export again{how}: python -m preftools.export --export-dir {export_dir} --marts {mart}"
+
+
+def check_redaction(entry: dict, export_dir: Path, mart: str) -> None:
+    """Refuse a mart whose manifest entry says its secrets were kept, or records no redaction."""
+    redaction = entry.get("redaction")
+    secrets = redaction.get("secrets") if isinstance(redaction, dict) else None
+    if secrets == "kept":
+        raise PublishError(
+            f"the export of {mart} in {export_dir} kept its secrets (exported with --keep-secrets: {MANIFEST} says "
+            f"redaction.secrets \"kept\"), so it is not published; {_export_again(export_dir, mart, ' without --keep-secrets')}"
+        )
+    if secrets != "redacted":
+        raise PublishError(
+            f"the export of {mart} in {export_dir} records no redaction of secrets in {MANIFEST} (made before exports "
+            f"redacted them), so it may hold some; {_export_again(export_dir, mart)}"
+        )
+
+
+def check_no_secrets(verified: VerifiedMart) -> None:
+    """Scan every file about to be uploaded for secrets (every string of a Parquet file, nested
+    ones included; the card's text) and refuse on the first file with a match."""
+    import pyarrow as pa
+
+    from preftools.outputs import pii
+
+    try:
+        rule = pii.load_rule()
+    except pii.RuleError as exc:
+        raise PublishError(str(exc)) from None
+    for rel in verified.files:
+        path = verified.folder / rel
+        try:
+            if rel.endswith(".parquet"):
+                found = pii.scan_parquet(path, rule)
+            else:
+                found = {None: pii.scan_text(path.read_text(encoding="utf-8"), rule)} if rel == CARD_NAME else {}
+        except (OSError, UnicodeDecodeError, pa.ArrowException) as exc:
+            raise PublishError(f"cannot read {path}: {one_line(exc)}; run the export again") from None
+        found = {column: n for column, n in found.items() if n}
+        if not found:
+            continue
+        column, n = next(iter(found.items()))
+        where = "its text" if column is None else f"column {column}"
+        more = f" (and {len(found) - 1} other column(s))" if len(found) > 1 else ""
+        raise PublishError(
+            f"{path}: {where} holds {n:,} secret match(es){more} (keys, tokens or private keys: the seed pii_patterns), "
+            f"so nothing was sent; {_export_again(verified.folder.parent, verified.name, ' without --keep-secrets')} "
+            "(it replaces them with [REDACTED_SECRET])"
+        )
 
 
 @contextlib.contextmanager
@@ -444,15 +506,17 @@ def upload(api, verified: VerifiedMart, repo: str, *, private: bool, revision: s
 
 def publish(export_dir: Path, repo: str, mart: str = DEFAULT_MART, *, private: bool = False,
             revision: str | None = None, token: str | None = None) -> tuple[str, VerifiedMart]:
-    """Verify ``export_dir/<mart>`` against the manifest, upload it; returns (commit URL, what was uploaded)."""
+    """Verify ``export_dir/<mart>`` against the manifest and scan it for secrets, upload it; returns
+    (commit URL, what was uploaded)."""
     repo = check_repo_id(repo)
     export_dir = Path(export_dir).expanduser().absolute()
     with shared_export_lock(export_dir) if export_dir.is_dir() else contextlib.nullcontext():
         verified = verify_export(export_dir, mart)
+        check_no_secrets(verified)
         api = hub_client(token)
         print(
             f"Publishing {mart} ({verified.num_rows:,} rows, {len(verified.files)} files, "
-            f"{verified.num_bytes / 1e6:,.1f} MB, checked against {MANIFEST}) to {_endpoint()}/datasets/{repo}"
+            f"{verified.num_bytes / 1e6:,.1f} MB, checked against {MANIFEST}, no secret found) to {_endpoint()}/datasets/{repo}"
             + (f" (revision {revision})" if revision else ""),
             file=sys.stderr,
             flush=True,

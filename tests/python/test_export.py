@@ -5,7 +5,10 @@ a write error mid-export, SIGTERM, SIGKILL, a locked or missing warehouse) leave
 export intact, no partial or temporary files, and one clear line.
 
 Expected values come from the warehouse itself (information_schema, ``count(*)``, the rows as
-DuckDB returns them to Python) and from the issue text, never from preftools/outputs/export.py. The cards'
+DuckDB returns them to Python) and from the issue text, never from preftools/outputs/export.py. Every
+string is exported redacted (docs/pii.md): the expected rows are the warehouse's with the rule applied
+by this file's own reading of the seeds (``redacted``), and an independent scan finds no secret (nor,
+with ``--redact-personal``, an email or public IP address) in any exported string. The cards'
 benchmark contamination section is checked on the session warehouse (no eval set registered) and
 on test_contamination's build with examples/eval_sets.yml, then published to the stand-in Hub. The
 cards' near duplicates section is checked against the marts (preference_pairs' flags,
@@ -14,7 +17,10 @@ near_duplicate_summary) and the settings meta.warehouse_build_info records.
 
 from __future__ import annotations
 
+import csv
+import functools
 import hashlib
+import ipaddress
 import json
 import os
 import re
@@ -24,6 +30,7 @@ import sys
 import textwrap
 import time
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
@@ -31,7 +38,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import REPO, copy_warehouse
+from conftest import REPO, copy_warehouse, run_make
 from hub_standin import TOKEN, hub_env
 from preftools.outputs import export as ex
 from test_contamination import built  # noqa: F401 - the fixture: one build with examples/eval_sets.yml, shared
@@ -75,6 +82,102 @@ def canon(value) -> str:
 
 def multiset(rows) -> Counter:
     return Counter(canon(r) for r in rows)
+
+
+# --------------------------------------------------------------------------------------------
+# secrets and personal data: the rule (docs/pii.md) read from its seeds by this file
+
+
+@dataclass(frozen=True)
+class Kind:
+    kind: str
+    category: str
+    regex: re.Pattern
+    replacement: str
+
+
+with open(REPO / "seeds" / "pii_patterns.csv", newline="") as _fh:
+    KINDS = [Kind(r["kind"], r["category"], re.compile(r["pattern"], re.ASCII), r["replacement"]) for r in csv.DictReader(_fh)]
+with open(REPO / "seeds" / "pii_reserved_networks.csv", newline="") as _fh:
+    RESERVED = [ipaddress.ip_network(r["network"]) for r in csv.DictReader(_fh)]
+SECRET_KINDS = [k for k in KINDS if k.category == "secret"]
+PERSONAL_KINDS = [k for k in KINDS if k.category == "personal"]
+
+
+def public_ip(text: str) -> bool:
+    octets = [int(part) for part in text.split(".")]
+    return max(octets) <= 255 and not any(ipaddress.ip_address(".".join(map(str, octets))) in n for n in RESERVED)
+
+
+def findings(text: str, kinds: list[Kind]) -> Counter:
+    """Kind -> matches in ``text`` (each kind on its own, left to right; an IP address when public)."""
+    return +Counter({k.kind: sum(1 for m in k.regex.finditer(text) if k.kind != "ip_address" or public_ip(m.group(0)))
+                     for k in kinds})
+
+
+def redacted(text: str, personal: bool = False) -> tuple[str, Counter]:
+    """``text`` as the export writes it: each secret kind's matches replaced in the seed's order, then
+    (``personal``) the emails and the public IP addresses; again while a pass replaces something (a
+    key glued to the end of another starts at a word boundary once that one is replaced)."""
+    counts: Counter = Counter()
+    kinds = SECRET_KINDS + (PERSONAL_KINDS if personal else [])
+    while True:
+        before = text
+        for k in kinds:
+            def replace(m, k=k):
+                if k.kind == "ip_address" and not public_ip(m.group(0)):
+                    return m.group(0)
+                counts[k.kind] += 1
+                return k.replacement
+            text = k.regex.sub(replace, text)
+        if text == before:
+            return text, counts
+
+
+def strings(value):
+    """Every string in a value as Python holds a row (lists, tuples, dicts: keys and values)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield from strings(k)
+            yield from strings(v)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from strings(v)
+
+
+def redact_value(value, counts: Counter, personal: bool = False):
+    if isinstance(value, str):
+        text, found = redacted(value, personal)
+        counts.update(found)
+        return text
+    if isinstance(value, dict):
+        return {redact_value(k, counts, personal): redact_value(v, counts, personal) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(redact_value(v, counts, personal) for v in value)
+    return value
+
+
+def parquet_strings(root: Path):
+    """(file, column, string) for every string of every Parquet file under root, nested ones included."""
+    for path in sorted(root.rglob("*.parquet")):
+        table = pq.read_table(path)
+        for column in table.column_names:
+            for value in table.column(column).to_pylist():
+                for text in strings(value):
+                    yield path, column, text
+
+
+def left_in(root: Path, kinds: list[Kind]) -> Counter:
+    """(file, column, kind) -> findings in the exported Parquet files, cards and manifest under root."""
+    found: Counter = Counter()
+    for path, column, text in parquet_strings(root):
+        found.update({(path.relative_to(root).as_posix(), column, k): n for k, n in findings(text, kinds).items()})
+    for text_file in [*sorted(root.rglob("README.md")), root / "manifest.json"]:
+        found.update({(text_file.relative_to(root).as_posix(), None, k): n
+                      for k, n in findings(text_file.read_text(encoding="utf-8"), kinds).items()})
+    return found
 
 
 def is_nested_list_of_struct(duck_type: str) -> bool:
@@ -162,6 +265,16 @@ def marts(con) -> list[str]:
     return names
 
 
+@pytest.fixture(scope="module")
+def as_exported(con):
+    """mart -> (its rows as the export writes them, the replacements per kind), from the warehouse."""
+    @functools.cache
+    def rows(mart: str) -> tuple[list[dict], Counter]:
+        counts: Counter = Counter()
+        return [redact_value(r, counts) for r in duck_rows(con, f'select * from main."{mart}"')], counts
+    return rows
+
+
 # --------------------------------------------------------------------------------------------
 # layout and contents
 
@@ -185,8 +298,9 @@ def test_every_mart_is_exported_in_the_hub_layout(exported, marts):
     assert (exported / "manifest.json").is_file()
 
 
-def test_pyarrow_and_duckdb_read_back_the_tables(exported, marts, con):
-    """Row counts, column names, DuckDB and Arrow types, and every row (as a multiset) equal."""
+def test_pyarrow_and_duckdb_read_back_the_tables(exported, marts, con, as_exported):
+    """Row counts, column names, DuckDB and Arrow types, and every row (as a multiset, secrets
+    redacted) equal."""
     for mart in marts:
         files = [f for fs in mart_files(exported, mart).values() for f in fs]
         table = pa.concat_tables(pq.read_table(f) for f in files)
@@ -201,23 +315,23 @@ def test_pyarrow_and_duckdb_read_back_the_tables(exported, marts, con):
         paths = [str(f) for f in files]
         described = [(r[0], r[1]) for r in con.execute("describe select * from read_parquet(?)", [paths]).fetchall()]
         assert described == columns, mart
-        assert multiset(table.to_pylist()) == multiset(duck_rows(con, f'select * from main."{mart}"')), mart
+        assert multiset(table.to_pylist()) == multiset(as_exported(mart)[0]), mart
 
 
-def test_list_of_struct_columns_survive_value_for_value(exported, marts, con):
+def test_list_of_struct_columns_survive_value_for_value(exported, marts, con, as_exported):
     nested = [(m, c) for m in marts for c, t in duck_columns(con, m) if is_nested_list_of_struct(t)]
     assert nested, "no list-of-struct column in the marts: the check would be vacuous"
     non_empty = 0
     for mart, column in nested:
         files = [f for fs in mart_files(exported, mart).values() for f in fs]
         got = pa.concat_tables(pq.read_table(f, columns=[column]) for f in files)[column].to_pylist()
-        want = [r[0] for r in con.execute(f'select "{column}" from main."{mart}"').fetchall()]
+        want = [r[column] for r in as_exported(mart)[0]]
         assert multiset(got) == multiset(want), (mart, column)
         non_empty += sum(1 for v in want if v)
     assert non_empty > 0
 
 
-def test_datasets_loads_every_mart_without_configuration(exported, marts, con, hf_env):
+def test_datasets_loads_every_mart_without_configuration(exported, marts, con, hf_env, as_exported):
     import datasets
 
     cache = str(hf_env / "load")
@@ -237,7 +351,7 @@ def test_datasets_loads_every_mart_without_configuration(exported, marts, con, h
             con.sql(f'select * from main."{mart}" limit 0').to_arrow_table().schema
         )
         columns = [c for c, _ in duck_columns(con, mart)]
-        rows = duck_rows(con, f'select * from main."{mart}"')
+        rows = as_exported(mart)[0]
         for loaded in (by_files, by_folder):
             assert sorted(loaded) == sorted(splits), mart
             assert sum(len(loaded[s]) for s in loaded) == len(rows), mart
@@ -347,7 +461,7 @@ def test_second_export_is_byte_identical(exported, warehouse, tmp_path):
     assert tree(again) == before
 
 
-def test_many_files_and_row_groups_do_not_depend_on_batching(warehouse, con, tmp_path, monkeypatch):
+def test_many_files_and_row_groups_do_not_depend_on_batching(warehouse, con, tmp_path, monkeypatch, as_exported):
     """Small limits force several files and row groups per mart; files stay identical whatever the
     batch size DuckDB streams with, row groups have a fixed size, and everything reads back."""
     monkeypatch.setattr(ex, "MAX_FILE_BYTES", 40_000)
@@ -374,9 +488,9 @@ def test_many_files_and_row_groups_do_not_depend_on_batching(warehouse, con, tmp
         assert rows == con.execute(f'select count(*) from main."{mart}"').fetchall()[0][0]
     for mart in multi[:2]:
         files = [str(f) for fs in mart_files(out, mart).values() for f in fs]
-        got = con.execute("select * from read_parquet(?)", [files]).fetchall()
-        want = con.execute(f'select * from main."{mart}"').fetchall()
-        assert multiset(got) == multiset(want), mart
+        cur = con.execute("select * from read_parquet(?)", [files])
+        got = [dict(zip([d[0] for d in cur.description], r)) for r in cur.fetchall()]
+        assert multiset(got) == multiset(as_exported(mart)[0]), mart
 
 
 # --------------------------------------------------------------------------------------------
@@ -996,3 +1110,264 @@ def test_partial_export_keeps_other_marts_and_full_export_retires_dropped_ones(w
     assert not (out / dropped).exists()
     assert sorted(json.loads((out / "manifest.json").read_text())["marts"]) == [m for m in marts if m != dropped]
     assert (out / "notes" / "keep.txt").read_text() == "user file"
+
+
+# --------------------------------------------------------------------------------------------
+# secrets and personal data: redaction at export (docs/pii.md)
+
+SECRETS = "## Secrets and personal data"
+
+
+def test_no_secret_is_left_in_the_export(exported, marts, as_exported):
+    """The generated data holds secrets (the generator plants every kind); the export holds none,
+    in any string of any file (nested message lists included) or card, and manifest.json counts,
+    per mart and kind, the replacements this file's reading of the rule makes in the warehouse."""
+    assert sum(sum(as_exported(m)[1].values()) for m in marts) > 0, "no secret in the warehouse: the check would be vacuous"
+    assert {k for m in marts for k in as_exported(m)[1]} == {k.kind for k in SECRET_KINDS}, "not every kind is planted"
+    assert left_in(exported, SECRET_KINDS) == Counter()
+    manifest = json.loads((exported / "manifest.json").read_text())
+    assert manifest["redaction"] == {
+        "secrets": "redacted", "personal": "kept",
+        "patterns": [{"kind": k.kind, "category": k.category, "pattern": k.regex.pattern, "replacement": k.replacement}
+                     for k in KINDS],
+    }
+    for mart in marts:
+        entry = manifest["marts"][mart]["redaction"]
+        assert entry["secrets"] == "redacted" and entry["personal"] == "kept", mart
+        assert entry["counts"] == {k.kind: as_exported(mart)[1][k.kind] for k in KINDS}, mart  # every kind, zeros too
+        assert sum(n for c in entry["by_column"].values() for n in c.values()) == sum(as_exported(mart)[1].values()), mart
+
+
+def test_cards_say_what_was_found_and_redacted(exported, con, as_exported):
+    """Every card: the kinds looked for; per kind the findings, pairs and pairs flagged of
+    pii_summary summed over the card's datasets (every dataset where the table is not one
+    dataset's), and the replacements the export made in this table."""
+    summary = duck_rows(con, "select * from main.pii_summary")
+    every = {r["dataset"] for r in summary}
+    order = [k for k in KINDS if k.category == "secret"] + [k for k in KINDS if k.category == "personal"]
+    for mart, datasets in {"preference_pairs": every, "ultrafeedback_curated": {"ultrafeedback"},
+                           "rever_pairs": {"rever"}, "pii_findings": every, "row_accounting": every}.items():
+        section = card_section((exported / mart / "README.md").read_text(encoding="utf-8"), SECRETS)
+        assert "flagged `contains_secret` and left out of training" in section, mart
+        assert "replaced every secret in this table's texts with `[REDACTED_SECRET]`" in section, mart
+        assert "Personal data is as it was" in section, mart
+        rows = [r for r in summary if r["dataset"] in datasets]
+        want = [[f"`{k.kind}`", k.category,
+                 *(f"{sum(r[c] for r in rows if r['kind'] == k.kind):,}" for c in ("n_findings", "n_pairs", "n_pairs_flagged")),
+                 f"{as_exported(mart)[1][k.kind]:,}" if k.category == "secret" else "kept"] for k in order]
+        assert markdown_rows(section, "| kind |") == want, mart
+    found = sum(r["n_findings"] for r in summary if r["category"] == "secret")
+    assert found > 0  # the section shows findings, not only zeros
+
+
+# A hand-made warehouse (no dbt): preference_pairs with nested messages and a table with a plain,
+# a list, a map and a struct column, holding secrets, personal data and near misses; a
+# pii_summary of made-up counts; the dataset registry and a build row (ultrafeedback and rever).
+AWS, GITHUB = "AKIAIOSFODNN7EXAMPLE", "ghp_0123456789abcdefghijABCDEFGHIJ012345"
+OPENAI, HUGGINGFACE = "sk-abcdefghijklmnopqrstuvwxyz012345", "hf_abcdefghijklmnopqrstuvwxyzABCDEFGH"
+SLACK, GOOGLE = "xoxb-123456789012-abcdefABCDEF", "AIzaSyA-1234567890abcdefghijklmnopqrs_z"
+PEM = "-----BEGIN PRIVATE KEY-----"
+S, E, IP = "[REDACTED_SECRET]", "[REDACTED_EMAIL]", "[REDACTED_IP]"
+
+
+def secret_warehouse(path: Path, pii_summary: bool = True) -> Path:
+    with duckdb.connect(str(path)) as c:
+        c.execute("create schema seeds")
+        c.execute("create schema meta")
+        c.execute("create table seeds.dataset_registry as select * from read_csv(?, header = true)",
+                  [str(REPO / "seeds" / "dataset_registry.csv")])
+        c.execute("""create table meta.warehouse_build_info as select 'hand-made' as invocation_id,
+                     42::bigint as random_seed, 'ultrafeedback,rever' as datasets""")
+        c.execute("create type mood as enum ('calm', 'AKIAZZZZZZZZZZZZZZZZ')")
+        c.execute(f"""
+            create table main.preference_pairs as
+            select dataset, split, pair_id, [{{'role': 'user', 'content': p}}] as prompt,
+                   [{{'role': 'assistant', 'content': c}}] as chosen, [{{'role': 'assistant', 'content': r}}] as rejected,
+                   flags::varchar[] as integrity_flags
+            from (values
+                ('ultrafeedback', 'ultrafeedback_flagged', 'p1', 'my key is {AWS}, ok?', 'use {GITHUB}',
+                 'mail jane@example.com from 8.8.8.8', ['contains_secret']),
+                ('ultrafeedback', 'ultrafeedback', 'p2', 'host 10.0.0.1', 'near miss {AWS[:-1]} and sk-learn', 'bad', []),
+                ('rever', 'rever_flagged', 'p3', '{PEM}' || chr(10) || 'MIIE', 'export KEY={OPENAI}', 'x', ['contains_secret'])
+            ) t(dataset, split, pair_id, p, c, r, flags)
+        """)
+        c.execute(f"""
+            create table main.ultrafeedback_notes as
+            select * from (values
+                (1, 'token {HUGGINGFACE} and {SLACK}', ['a', '{GOOGLE}'], map {{'k': '{AWS}', 'ip': '8.8.4.4'}},
+                 {{'url': 'mailto:bob@example.org', 'rank': 1}}, 'AKIAZZZZZZZZZZZZZZZZ'::mood),
+                (2, null, [], map {{}}::map(varchar, varchar), null, 'calm'::mood),
+                (3, 'near miss {GOOGLE[:-1]}', null, null, {{'url': 'http://192.168.1.1/', 'rank': 2}}, null)
+            ) t(id, note, tags, meta, source, mood)
+        """)
+        if pii_summary:
+            c.execute("""
+                create table main.pii_summary as select * from (values
+                    ('ultrafeedback', 'aws_access_key_id', 'secret', 5, 3, 3),
+                    ('ultrafeedback', 'email', 'personal', 2, 2, 0),
+                    ('rever', 'aws_access_key_id', 'secret', 1, 1, 1),
+                    ('rever', 'private_key', 'secret', 4, 4, 4),
+                    ('code_ultrafeedback', 'github_token', 'secret', 7, 6, 6)
+                ) t(dataset, kind, category, n_findings, n_pairs, n_pairs_flagged)
+            """)
+    return path
+
+
+@pytest.fixture(scope="module")
+def secret_db(tmp_path_factory) -> Path:
+    return secret_warehouse(tmp_path_factory.mktemp("secrets") / "warehouse.duckdb")
+
+
+def export_rows(out: Path, mart: str) -> list[dict]:
+    files = sorted((out / mart / "data").glob("*.parquet"))
+    return pa.concat_tables(pq.read_table(f) for f in files).to_pylist()
+
+
+def card_rows(out: Path, mart: str) -> list[list[str]]:
+    return markdown_rows(card_section((out / mart / "README.md").read_text(encoding="utf-8"), SECRETS), "| kind |")
+
+
+def kinds_row(kind: str, category: str, *cells: str) -> list[str]:
+    return [f"`{kind}`", category, *cells]
+
+
+def test_export_redacts_secrets_in_every_kind_of_column(secret_db, tmp_path):
+    out = tmp_path / "exports"
+    proc = run_cli("--duckdb-path", str(secret_db), "--export-dir", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert "9 secrets redacted" in proc.stdout, proc.stdout
+    by_id = {r["pair_id"]: r for r in export_rows(out, "preference_pairs")}
+    assert by_id["p1"]["prompt"] == [{"role": "user", "content": f"my key is {S}, ok?"}]
+    assert by_id["p1"]["chosen"] == [{"role": "assistant", "content": f"use {S}"}]
+    assert by_id["p1"]["rejected"] == [{"role": "assistant", "content": "mail jane@example.com from 8.8.8.8"}]
+    assert by_id["p2"]["chosen"] == [{"role": "assistant", "content": f"near miss {AWS[:-1]} and sk-learn"}]
+    assert by_id["p3"]["prompt"] == [{"role": "user", "content": f"{S}\nMIIE"}]
+    assert by_id["p3"]["chosen"] == [{"role": "assistant", "content": f"export KEY={S}"}]
+    assert export_rows(out, "ultrafeedback_notes") == [
+        {"id": 1, "note": f"token {S} and {S}", "tags": ["a", S], "meta": [("k", S), ("ip", "8.8.4.4")],
+         "source": {"url": "mailto:bob@example.org", "rank": 1}, "mood": S},
+        {"id": 2, "note": None, "tags": [], "meta": [], "source": None, "mood": "calm"},
+        {"id": 3, "note": f"near miss {GOOGLE[:-1]}", "tags": None, "meta": None,
+         "source": {"url": "http://192.168.1.1/", "rank": 2}, "mood": None},
+    ]
+    assert left_in(out, SECRET_KINDS) == Counter()
+    assert left_in(out, PERSONAL_KINDS) == Counter({("preference_pairs/data/ultrafeedback_flagged-00000-of-00001.parquet",
+                                                     "rejected", "email"): 1,
+                                                    ("preference_pairs/data/ultrafeedback_flagged-00000-of-00001.parquet",
+                                                     "rejected", "ip_address"): 1,
+                                                    ("ultrafeedback_notes/data/train-00000-of-00001.parquet", "meta", "ip_address"): 1,
+                                                    ("ultrafeedback_notes/data/train-00000-of-00001.parquet", "source", "email"): 1})
+
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert (manifest["redaction"]["secrets"], manifest["redaction"]["personal"]) == ("redacted", "kept")
+    zero = {k.kind: 0 for k in KINDS}
+    assert manifest["marts"]["preference_pairs"]["redaction"] == {
+        "secrets": "redacted", "personal": "kept",
+        "counts": {**zero, "aws_access_key_id": 1, "github_token": 1, "openai_api_key": 1, "private_key": 1},
+        "by_column": {"prompt": {"aws_access_key_id": 1, "private_key": 1},
+                      "chosen": {"github_token": 1, "openai_api_key": 1}},
+    }
+    assert manifest["marts"]["ultrafeedback_notes"]["redaction"]["counts"] == {
+        **zero, "aws_access_key_id": 2, "huggingface_token": 1, "slack_token": 1, "google_api_key": 1}
+    assert manifest["marts"]["ultrafeedback_notes"]["redaction"]["by_column"] == {
+        "note": {"huggingface_token": 1, "slack_token": 1}, "tags": {"google_api_key": 1},
+        "meta": {"aws_access_key_id": 1}, "mood": {"aws_access_key_id": 1}}
+    # sha256 and sizes are of the files as written (redacted)
+    for f in manifest["marts"]["preference_pairs"]["files"]:
+        assert sha256(out / f["path"]) == f["sha256"] and (out / f["path"]).stat().st_size == f["num_bytes"]
+
+    # cards: pii_summary summed over the card's datasets (ultrafeedback_notes: ultrafeedback;
+    # preference_pairs: the build's ultrafeedback and rever; pii_summary: every row)
+    assert card_rows(out, "ultrafeedback_notes") == [
+        kinds_row("aws_access_key_id", "secret", "5", "3", "3", "2"),
+        kinds_row("github_token", "secret", "0", "0", "0", "0"),
+        kinds_row("openai_api_key", "secret", "0", "0", "0", "0"),
+        kinds_row("huggingface_token", "secret", "0", "0", "0", "1"),
+        kinds_row("slack_token", "secret", "0", "0", "0", "1"),
+        kinds_row("google_api_key", "secret", "0", "0", "0", "1"),
+        kinds_row("private_key", "secret", "0", "0", "0", "0"),
+        kinds_row("email", "personal", "2", "2", "0", "kept"),
+        kinds_row("ip_address", "personal", "0", "0", "0", "kept"),
+    ]
+    pairs = card_rows(out, "preference_pairs")
+    assert pairs[0] == kinds_row("aws_access_key_id", "secret", "6", "4", "4", "1")
+    assert pairs[1] == kinds_row("github_token", "secret", "0", "0", "0", "1")
+    assert pairs[6] == kinds_row("private_key", "secret", "4", "4", "4", "1")
+    assert card_rows(out, "pii_summary")[1] == kinds_row("github_token", "secret", "7", "6", "6", "0")
+    section = card_section((out / "preference_pairs" / "README.md").read_text(encoding="utf-8"), SECRETS)
+    assert "the texts of `rever`, `ultrafeedback`" in section and "&" not in section
+
+    # the same warehouse gives the same bytes
+    again = tmp_path / "again"
+    assert run_cli("--duckdb-path", str(secret_db), "--export-dir", str(again)).returncode == 0
+    assert published_tree(again) == published_tree(out)
+
+
+def test_export_redacts_personal_data_on_request(secret_db, tmp_path):
+    out = tmp_path / "exports"
+    proc = run_cli("--duckdb-path", str(secret_db), "--export-dir", str(out), "--redact-personal")
+    assert proc.returncode == 0, proc.stderr
+    assert "9 secrets redacted, 4 emails and public IP addresses redacted" in proc.stdout, proc.stdout
+    assert left_in(out, KINDS) == Counter()
+    by_id = {r["pair_id"]: r for r in export_rows(out, "preference_pairs")}
+    assert by_id["p1"]["rejected"] == [{"role": "assistant", "content": f"mail {E} from {IP}"}]
+    assert by_id["p2"]["prompt"] == [{"role": "user", "content": "host 10.0.0.1"}]  # private: not personal data
+    notes = export_rows(out, "ultrafeedback_notes")
+    assert notes[0]["meta"] == [("k", S), ("ip", IP)] and notes[0]["source"]["url"] == f"mailto:{E}"
+    assert notes[2]["source"]["url"] == "http://192.168.1.1/"
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert (manifest["redaction"]["secrets"], manifest["redaction"]["personal"]) == ("redacted", "redacted")
+    assert "--redact-personal" in manifest["command"]
+    counts = manifest["marts"]["preference_pairs"]["redaction"]["counts"]
+    assert (counts["email"], counts["ip_address"]) == (1, 1)
+    rows = card_rows(out, "ultrafeedback_notes")
+    assert rows[7] == kinds_row("email", "personal", "2", "2", "0", "1")
+    assert rows[8] == kinds_row("ip_address", "personal", "0", "0", "0", "1")
+    section = card_section((out / "ultrafeedback_notes" / "README.md").read_text(encoding="utf-8"), SECRETS)
+    assert "every `email` with `[REDACTED_EMAIL]` and every `ip_address` with `[REDACTED_IP]`" in section
+
+
+def test_keep_secrets_exports_them_as_they_are_and_says_so(secret_db, tmp_path):
+    out = tmp_path / "exports"
+    proc = run_cli("--duckdb-path", str(secret_db), "--export-dir", str(out), "--keep-secrets")
+    assert proc.returncode == 0, proc.stderr
+    assert "secrets KEPT" in proc.stdout and "refuses" in proc.stdout, proc.stdout
+    with duckdb.connect(str(secret_db), read_only=True) as c:
+        cur = c.execute("select * from main.preference_pairs")
+        want = [dict(zip([d[0] for d in cur.description], r)) for r in cur.fetchall()]
+    assert multiset(export_rows(out, "preference_pairs")) == multiset(want)
+    notes = export_rows(out, "ultrafeedback_notes")
+    assert notes[0]["note"] == f"token {HUGGINGFACE} and {SLACK}" and notes[0]["meta"] == [("k", AWS), ("ip", "8.8.4.4")]
+    # the 9 in the data, and the enum's value in its type, which the card and manifest.json show
+    assert sum(left_in(out, SECRET_KINDS).values()) == 9 + 2
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert (manifest["redaction"]["secrets"], manifest["redaction"]["personal"]) == ("kept", "kept")
+    assert "--keep-secrets" in manifest["command"]
+    for entry in manifest["marts"].values():
+        assert entry["redaction"]["secrets"] == "kept" and set(entry["redaction"]["counts"].values()) == {0}
+    assert card_rows(out, "ultrafeedback_notes")[0] == kinds_row("aws_access_key_id", "secret", "5", "3", "3", "kept")
+    section = card_section((out / "ultrafeedback_notes" / "README.md").read_text(encoding="utf-8"), SECRETS)
+    assert "kept secrets as they are (`--keep-secrets`)" in section
+
+    # A partial export with redaction: that mart's entry says redacted, the export as a whole still kept.
+    ex.export(secret_db, out, ["ultrafeedback_notes"], progress=False)
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["marts"]["ultrafeedback_notes"]["redaction"]["secrets"] == "redacted"
+    assert manifest["marts"]["preference_pairs"]["redaction"]["secrets"] == "kept"
+    assert manifest["redaction"]["secrets"] == "kept"
+    ex.export(secret_db, out, progress=False)
+    assert json.loads((out / "manifest.json").read_text())["redaction"]["secrets"] == "redacted"
+
+
+def test_cards_say_when_the_scan_was_not_built(tmp_path):
+    db = secret_warehouse(tmp_path / "warehouse.duckdb", pii_summary=False)
+    out = tmp_path / "exports"
+    ex.export(db, out, progress=False)
+    section = card_section((out / "ultrafeedback_notes" / "README.md").read_text(encoding="utf-8"), SECRETS)
+    assert "no `pii_summary` table: the scan was not built" in section
+    assert markdown_rows(section, "| kind |")[0] == kinds_row("aws_access_key_id", "secret", "2")
+
+
+def test_make_export_passes_redact_personal():
+    assert "--redact-personal" in run_make("-n", "export", "REDACT=personal").stdout
+    assert "--redact-personal" not in run_make("-n", "export").stdout

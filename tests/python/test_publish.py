@@ -4,20 +4,27 @@ The stand-in Hub (hub_standin.py) takes the uploads and stores the committed fil
 tests compare them byte for byte with the export. The publisher runs as a subprocess
 (huggingface_hub reads HF_ENDPOINT & co at import time) with HF_HOME in a temp dir, so nothing
 leaves the machine. The export is made by preftools.outputs.export from a tiny hand-made DuckDB warehouse
-(no dbt build: fast, and independent of the models).
+(no dbt build: fast, and independent of the models) whose pairs hold secrets: the export redacts them,
+and the publish refuses an export that kept them, or a file changed to hold one, before any request
+(docs/pii.md). The secrets are looked for by this file's own reading of the seed pii_patterns.
 """
 
 from __future__ import annotations
 
+import csv
 import fcntl
+import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 import yaml
 
@@ -27,6 +34,33 @@ from preftools.outputs import export as ex
 REPO_ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 90  # per subprocess; each takes ~2 s
 REPO_ID = "pref-org/preference-pairs"
+AWS = "AKIAIOSFODNN7EXAMPLE"
+GITHUB = "ghp_0123456789abcdefghijABCDEFGHIJ012345"
+with open(REPO_ROOT / "seeds" / "pii_patterns.csv", newline="") as _fh:
+    SECRET_PATTERNS = [re.compile(r["pattern"], re.ASCII) for r in csv.DictReader(_fh) if r["category"] == "secret"]
+
+
+def strings(value):
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from strings(v)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from strings(v)
+
+
+def secrets_in(files: dict[str, bytes]) -> list[str]:
+    """Every secret match in a mart's files (a card's text; every string of a Parquet file)."""
+    found = []
+    for name, data in sorted(files.items()):
+        if name.endswith(".parquet"):
+            texts = list(strings(pq.read_table(pa.BufferReader(data)).to_pylist()))
+        else:
+            texts = [data.decode("utf-8")]
+        found += [f"{name}: {m.group(0)}" for text in texts for p in SECRET_PATTERNS for m in p.finditer(text)]
+    return found
 
 
 # --------------------------------------------------------------------------------------------
@@ -35,8 +69,9 @@ REPO_ID = "pref-org/preference-pairs"
 
 @pytest.fixture(scope="module")
 def export_dir(tmp_path_factory) -> Path:
-    """preftools.outputs.export of a hand-made warehouse: preference_pairs with training and flagged splits,
-    a one-split mart, the real dataset registry seed, a build info row and catalog comments."""
+    """preftools.outputs.export of a hand-made warehouse: preference_pairs with training and flagged splits
+    (two pairs with a secret), a one-split mart, the real dataset registry seed, a build info row and
+    catalog comments."""
     root = tmp_path_factory.mktemp("publish_export")
     db = root / "warehouse.duckdb"
     with duckdb.connect(str(db)) as c:
@@ -50,18 +85,19 @@ def export_dir(tmp_path_factory) -> Path:
                 42::bigint as random_seed, '/nonexistent/raw' as raw_data_dir,
                 'ultrafeedback,rever' as datasets, timestamp '2026-01-01 00:00:00' as built_at
         """)
-        c.execute("""
+        c.execute(f"""
             create table main.preference_pairs as
             select dataset, split, pair_id,
-                   [{'role': 'user', 'content': 'q' || pair_id}] as prompt,
-                   [{'role': 'assistant', 'content': 'good ' || pair_id}] as chosen,
-                   [{'role': 'assistant', 'content': 'bad ' || pair_id}] as rejected,
+                   [{{'role': 'user', 'content': 'q' || pair_id || secret}}] as prompt,
+                   [{{'role': 'assistant', 'content': 'good ' || pair_id}}] as chosen,
+                   [{{'role': 'assistant', 'content': 'bad ' || pair_id}}] as rejected,
                    flags::varchar[] as integrity_flags
             from (values
-                ('ultrafeedback', 'ultrafeedback', 'p1', []), ('ultrafeedback', 'ultrafeedback', 'p2', []),
-                ('ultrafeedback', 'ultrafeedback_flagged', 'p3', ['invalid_rating_chosen']),
-                ('rever', 'rever', 'p4', [])
-            ) t(dataset, split, pair_id, flags)
+                ('ultrafeedback', 'ultrafeedback', 'p1', [], ''), ('ultrafeedback', 'ultrafeedback', 'p2', [], ''),
+                ('ultrafeedback', 'ultrafeedback_flagged', 'p3', ['invalid_rating_chosen', 'contains_secret'],
+                 ' my key is {AWS}'),
+                ('rever', 'rever_flagged', 'p4', ['contains_secret'], ' token={GITHUB}')
+            ) t(dataset, split, pair_id, flags, secret)
         """)
         c.execute("comment on table main.preference_pairs is 'One row per preference pair.'")
         c.execute("comment on column main.preference_pairs.pair_id is 'A stable id of the pair.'")
@@ -108,10 +144,11 @@ def test_publish_uploads_the_export_byte_for_byte(hub, export_dir, tmp_path, xet
 
     expected = mart_tree(export_dir / "preference_pairs")
     assert sorted(expected) == [
-        "README.md", "data/rever-00000-of-00001.parquet", "data/ultrafeedback-00000-of-00001.parquet",
+        "README.md", "data/rever_flagged-00000-of-00001.parquet", "data/ultrafeedback-00000-of-00001.parquet",
         "data/ultrafeedback_flagged-00000-of-00001.parquet",
     ]
     assert hub.files(REPO_ID) == expected  # byte-identical: the card and every parquet
+    assert secrets_in(hub.files(REPO_ID)) == []  # the warehouse's two secrets were redacted
     # The card's YAML was validated before the upload (twice on the path without hf_xet).
     assert hub.validated and set(hub.validated) == {expected["README.md"].decode()}
     assert REPO_ID not in hub.private
@@ -119,7 +156,7 @@ def test_publish_uploads_the_export_byte_for_byte(hub, export_dir, tmp_path, xet
     # The card on the Hub names exactly the uploaded splits.
     front = yaml.safe_load(expected["README.md"].decode().split("---\n")[1])
     files = front["configs"][0]["data_files"]
-    assert {f["split"] for f in files} == {"rever", "ultrafeedback", "ultrafeedback_flagged"}
+    assert {f["split"] for f in files} == {"rever_flagged", "ultrafeedback", "ultrafeedback_flagged"}
 
 
 def test_private_branch_and_other_mart(hub, export_dir, tmp_path):
@@ -181,7 +218,39 @@ def tampered_copy(export_dir: Path, tmp_path: Path, how: str) -> Path:
         manifest = json.loads((out / "manifest.json").read_text())
         del manifest["marts"]["preference_pairs"]["card"]
         (out / "manifest.json").write_text(json.dumps(manifest))
+    elif how in ("kept_in_manifest", "no_redaction_in_manifest"):
+        manifest = json.loads((out / "manifest.json").read_text())
+        if how == "kept_in_manifest":
+            manifest["marts"]["preference_pairs"]["redaction"]["secrets"] = "kept"
+        else:  # an export made before exports redacted secrets
+            del manifest["marts"]["preference_pairs"]["redaction"]
+            del manifest["redaction"]
+        (out / "manifest.json").write_text(json.dumps(manifest))
+    elif how.startswith("secret_in_shard"):
+        table = pq.read_table(shard)
+        chosen = table.column("chosen").to_pylist()
+        chosen[0] = [{"role": "assistant", "content": f"leaked {AWS} here"}]
+        table = table.set_column(table.column_names.index("chosen"), "chosen",
+                                 pa.array(chosen, type=table.schema.field("chosen").type))
+        pq.write_table(table, shard)
+        if how.endswith("manifest_updated"):
+            rewrite_manifest_entry(out, "preference_pairs/data/" + shard.name)
+    elif how == "secret_in_card_manifest_updated":
+        card = out / "preference_pairs" / "README.md"
+        card.write_text(card.read_text() + f"\nAsk for the key {GITHUB}.\n")
+        rewrite_manifest_entry(out, "preference_pairs/README.md")
     return out
+
+
+def rewrite_manifest_entry(out: Path, path: str) -> None:
+    """Make manifest.json agree with a changed file (its size and sha256), as one who edited both would."""
+    manifest = json.loads((out / "manifest.json").read_text())
+    data = (out / path).read_bytes()
+    entry = manifest["marts"]["preference_pairs"]
+    for item in [*entry["files"], entry["card"]]:
+        if item["path"] == path:
+            item.update(num_bytes=len(data), sha256=hashlib.sha256(data).hexdigest())
+    (out / "manifest.json").write_text(json.dumps(manifest))
 
 
 @pytest.mark.parametrize("how, needles", [
@@ -193,6 +262,16 @@ def tampered_copy(export_dir: Path, tmp_path: Path, how: str) -> Path:
     ("no_manifest", ["manifest.json", "preftools.export"]),
     ("no_mart", ["preference_pairs", "run the export again"]),
     ("no_card_in_manifest", ["no dataset card", "--marts preference_pairs"]),
+    ("kept_in_manifest", ["kept its secrets", "--keep-secrets", "export again without --keep-secrets",
+                          "--marts preference_pairs"]),
+    ("no_redaction_in_manifest", ["records no redaction", "export again", "--marts preference_pairs"]),
+    # The files are checked against the manifest first: a changed file fails that check ...
+    ("secret_in_shard", ["ultrafeedback-00000-of-00001.parquet", "changed", "run the export again"]),
+    # ... and, when the manifest was changed to match, the scan for secrets.
+    ("secret_in_shard_manifest_updated", ["ultrafeedback-00000-of-00001.parquet: column chosen holds 1 secret match",
+                                          "nothing was sent", "export again without --keep-secrets",
+                                          "--marts preference_pairs"]),
+    ("secret_in_card_manifest_updated", ["README.md: its text holds 1 secret match", "export again"]),
 ])
 def test_a_tampered_or_incomplete_export_is_refused_before_any_request(hub, export_dir, tmp_path, how, needles):
     out = tampered_copy(export_dir, tmp_path, how)
@@ -200,6 +279,17 @@ def test_a_tampered_or_incomplete_export_is_refused_before_any_request(hub, expo
     line = error_line(proc)
     for needle in needles:
         assert needle in line, line
+    assert hub.requests == []
+
+
+def test_an_export_that_kept_its_secrets_is_refused(hub, export_dir, tmp_path):
+    """`preftools export --keep-secrets` of the same warehouse: its files hold the two secrets;
+    publish refuses it in one line, before any request."""
+    out = tmp_path / "kept"
+    ex.export(export_dir.parent / "warehouse.duckdb", out, progress=False, keep_secrets=True)
+    assert len(secrets_in(mart_tree(out / "preference_pairs"))) == 2
+    line = error_line(run_publish(tmp_path, hub.endpoint, "--export-dir", str(out), "--repo", REPO_ID))
+    assert "kept its secrets" in line and "export again without --keep-secrets" in line and str(out) in line, line
     assert hub.requests == []
 
 
@@ -269,5 +359,5 @@ def test_offline_mode(hub, export_dir, tmp_path):
 def test_help(tmp_path):
     proc = run_publish(tmp_path, "http://127.0.0.1:9", "--help")
     assert proc.returncode == 0
-    for needle in ("--repo", "--mart", "--private", "--revision", "--token", "manifest.json", "HF_TOKEN"):
+    for needle in ("--repo", "--mart", "--private", "--revision", "--token", "manifest.json", "HF_TOKEN", "--keep-secrets"):
         assert needle in proc.stdout, needle
