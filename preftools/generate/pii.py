@@ -1,11 +1,10 @@
 """Personal data and secrets planted in the generated pairs, with near misses (the PII/secret scan).
 
 The rule, as the warehouse applies it to every text of ``preference_pairs`` (a prompt's turns, a
-response's messages, each joined with "\\n"; seeds/pii_patterns.csv and
-seeds/pii_reserved_networks.csv): a finding is a non-overlapping match, left to right, of a kind's
-pattern (:data:`PATTERNS`), an ``ip_address`` only when every octet is at most 255 and the address
-is in none of :data:`RESERVED_NETWORKS` (public addresses only). :func:`findings` is the rule in
-plain Python.
+response's messages, each joined with "\\n"), is the seeds' (seeds/pii_patterns.csv,
+seeds/pii_reserved_networks.csv, read by :func:`preftools.outputs.pii.load_rule`, as the export
+reads them): a finding is a non-overlapping match, left to right, of a kind's pattern, an
+``ip_address`` only when it is a public address. :func:`findings` applies it to a text.
 
 :func:`plan_pii` writes every case: one row of a pair, one side of it (the prompt, the chosen or
 the rejected response) holding a value of a kind, in code (a fenced snippet: a Python assignment,
@@ -30,7 +29,6 @@ other planted case or quirk that forms a pair, and tell the plan where (:meth:`P
 from __future__ import annotations
 
 import ipaddress
-import re
 import string
 from collections import Counter
 from dataclasses import dataclass, field
@@ -40,38 +38,16 @@ import numpy as np
 
 from preftools.generate.common import WORDS, n_planted, rng_for
 from preftools.generate.near_duplicates import ARGILLA, H4, RLHFLOW, TARGETS, draft
+from preftools.outputs.pii import IP_KIND, load_rule
 
 # ======================================================================================
 # the rule
 # ======================================================================================
-PATTERNS = {
-    "email": r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}",
-    "ip_address": r"\b(?:\d{1,3}\.){3}\d{1,3}\b",
-    "aws_access_key_id": r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",
-    "github_token": r"\bgh[pousr]_[A-Za-z0-9]{36}\b",
-    "openai_api_key": r"\bsk-(?:proj-)?[A-Za-z0-9]{32,}",
-    "huggingface_token": r"\bhf_[A-Za-z]{34}\b",
-    "slack_token": r"\bxox[baprs]-[A-Za-z0-9-]{10,}",
-    "google_api_key": r"\bAIza[0-9A-Za-z_-]{35}",
-    "private_key": r"-----BEGIN (?:RSA |EC |DSA |OPENSSH |PGP |ENCRYPTED )?PRIVATE KEY-----",
-}
-KINDS = tuple(PATTERNS)
-RESERVED_NETWORKS = tuple(ipaddress.IPv4Network(n) for n in (
-    "0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12", "192.0.0.0/24",
-    "192.0.2.0/24", "192.168.0.0/16", "198.18.0.0/15", "198.51.100.0/24", "203.0.113.0/24", "224.0.0.0/3"))
-_COMPILED = {kind: re.compile(pattern) for kind, pattern in PATTERNS.items()}
-
-
-def is_public(address: str) -> bool:
-    """A dotted quad whose octets are all at most 255, in none of the reserved networks."""
-    octets = [int(o) for o in address.split(".")]
-    return max(octets) <= 255 and not any(ipaddress.IPv4Address(bytes(octets)) in n for n in RESERVED_NETWORKS)
-
-
 def findings(text: str) -> list[tuple[str, str]]:
     """(kind, matched text) of every finding of the rule in ``text``, kind by kind, left to right."""
-    return [(kind, m.group()) for kind, pattern in _COMPILED.items() for m in pattern.finditer(text)
-            if kind != "ip_address" or is_public(m.group())]
+    rule = load_rule()
+    return [(p.kind, m.group()) for p in rule.patterns for m in p.regex.finditer(text)
+            if p.kind != IP_KIND or rule.is_public_ip(m.group())]
 
 
 def verdict(text: str, value: str) -> str | None:
@@ -110,7 +86,7 @@ def _public_address(rng: np.random.Generator) -> str:
     while True:
         octets = [int(rng.integers(1, 224)), _octet(rng), _octet(rng), int(rng.integers(1, 255))]
         address = ".".join(str(o) for o in octets)
-        if is_public(address):
+        if load_rule().is_public_ip(address):
             return address
 
 
@@ -244,7 +220,7 @@ PROSE = {
                     "I copied everything after {v} into the deploy settings."),
 }
 SIDES = ("prompt", "chosen", "rejected")
-# (side, context) of the i-th case of the kind at position `offset` of KINDS: COMBOS[(i + offset) % 6];
+# (side, context) of the i-th case of the kind at position `offset` of the rule's kinds: COMBOS[(i + offset) % 6];
 # two cases in a row differ in both
 COMBOS = (("prompt", "code"), ("chosen", "prose"), ("rejected", "code"), ("prompt", "prose"), ("chosen", "code"),
           ("rejected", "prose"))
@@ -321,12 +297,12 @@ def _intended(texts: dict[str, str], case_side: str, kind: str, value: str, posi
 
 
 def plan_pii(seed: int, per_kind: int) -> PiiPlan:
-    """Of each kind of :data:`KINDS`, ``per_kind`` values the rule reports and ``max(per_kind, n)``
+    """Of each kind of the rule, ``per_kind`` values the rule reports and ``max(per_kind, n)``
     near misses (its n :data:`NEAR_MISSES` in turn), each drawn (from its own random stream) until
     the rule's verdict on its row is the intended one."""
     plan = PiiPlan()
     routed: Counter = Counter()
-    for offset, kind in enumerate(KINDS):
+    for offset, kind in enumerate(load_rule().kinds):
         near = NEAR_MISSES[kind]
         variants = [MATCH] * per_kind + [near[j % len(near)] for j in range(max(per_kind, len(near)))]
         for i, variant in enumerate(variants):

@@ -13,6 +13,7 @@ import re
 from collections import Counter, defaultdict
 from pathlib import Path
 
+import pii_reference
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -1146,40 +1147,15 @@ def test_near_duplicate_verdicts_from_the_raw_files(fixture, request, entries):
 
 
 # ---------------------------------------------------------------- planted personal data and secrets
-# (preftools/generate/pii.py); the rule written again here, from seeds/pii_patterns.csv and
-# seeds/pii_reserved_networks.csv
+# (preftools/generate/pii.py), checked with the scan's independent reference (pii_reference.py)
 
-PII_PATTERNS = {
-    "email": r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}",
-    "ip_address": r"\b(?:\d{1,3}\.){3}\d{1,3}\b",
-    "aws_access_key_id": r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",
-    "github_token": r"\bgh[pousr]_[A-Za-z0-9]{36}\b",
-    "openai_api_key": r"\bsk-(?:proj-)?[A-Za-z0-9]{32,}",
-    "huggingface_token": r"\bhf_[A-Za-z]{34}\b",
-    "slack_token": r"\bxox[baprs]-[A-Za-z0-9-]{10,}",
-    "google_api_key": r"\bAIza[0-9A-Za-z_-]{35}",
-    "private_key": r"-----BEGIN (?:RSA |EC |DSA |OPENSSH |PGP |ENCRYPTED )?PRIVATE KEY-----",
-}
-PII_RESERVED = ("0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12",
-                "192.0.0.0/24", "192.0.2.0/24", "192.168.0.0/16", "198.18.0.0/15", "198.51.100.0/24",
-                "203.0.113.0/24", "224.0.0.0/3")
-PII_SIDES = ("prompt", "chosen", "rejected")
+PII_PATTERNS = pii_reference.KINDS
+PII_SIDES = pii_reference.SIDES
 
 
 def _pii_findings(text: str) -> list[tuple[str, str]]:
-    """(kind, matched text) of each finding: each pattern's non-overlapping matches, left to right;
-    an IP address only when every octet is <= 255 and it is in no reserved network."""
-    import ipaddress
-
-    networks = [ipaddress.ip_network(n) for n in PII_RESERVED]
-
-    def public(address: str) -> bool:
-        octets = [int(o) for o in address.split(".")]
-        return all(o <= 255 for o in octets) and not any(
-            ipaddress.ip_address(".".join(map(str, octets))) in n for n in networks)
-
-    return [(kind, m.group()) for kind, pattern in PII_PATTERNS.items() for m in re.finditer(pattern, text)
-            if kind != "ip_address" or public(m.group())]
+    """(kind, matched text) of each finding of the rule in ``text``, kind by kind, left to right."""
+    return [(kind, value) for kind in PII_PATTERNS for value in pii_reference.matches(kind, text)]
 
 
 @pytest.fixture(scope="module")
