@@ -31,14 +31,20 @@ Steps, in one run:
 11. ``dbt build`` with ``near_duplicates: {enabled: false}`` into a fresh file: what the
     near-duplicate detection adds to the build, with the number of LSH candidates and of verified
     near pairs in the default build (``--skip-near-duplicates`` leaves it out);
-12. ``make test`` on a clean clone of the repo's HEAD (``--skip-make-test`` leaves it out): its
+12. ``dbt build`` with ``pii_scan: false`` into a fresh file: what the scan for secrets and
+    personal data adds to the build, with what the default build found;
+13. ``preftools export`` of the default build twice, redacting secrets (the default) and with
+    ``--keep-secrets`` (nothing scanned or replaced): what the redaction adds to the export
+    (``--skip-pii`` leaves 12 and 13 out);
+14. ``make test`` on a clean clone of the repo's HEAD (``--skip-make-test`` leaves it out): its
     own venv and pinned install, then the whole suite.
 
 Each step runs as a child process; its wall time, CPU time (user + system, from wait4) and
 peak RSS of the whole process tree (/proc sampled every 50 ms) are recorded. Results are
 printed as a table with the performance targets (1 the peer and the honesty check, 2 the build,
 3 the same work, each over the peer and over the writing peer, 4 VADER, 5 the rebuild,
-6 ``make test``, 7 peak RSS, 8 the build with the eval sets, 9 the near-duplicate detection), and written to
+6 ``make test``, 7 peak RSS, 8 the build with the eval sets, 9 the near-duplicate detection, 10 the
+scan for secrets and personal data in the build and the export), and written to
 ``benchmarks/results/scale<scale>.json``, replacing the last result of that scale.
 
 Usage::
@@ -88,6 +94,9 @@ EVAL_SETS_VARS = REPO / "examples" / "eval_sets.yml"
 TARGET_NEAR_DUPLICATES_GROWTH = 1.25  # 9. dbt build (near duplicates on, the default) / with them off, wall and CPU
 TARGET_NEAR_DUPLICATES_PEAK_RSS_BYTES = 4 * 1024**3  # 9. peak RSS of the default build
 NEAR_DUPLICATES_OFF = "{near_duplicates: {enabled: false}}"
+TARGET_PII_BUILD_GROWTH = 1.10  # 10. dbt build (the scan on, the default) / with pii_scan false, wall and CPU
+TARGET_PII_EXPORT_GROWTH = 1.20  # 10. preftools export (secrets redacted, the default) / with --keep-secrets, wall and CPU
+PII_SCAN_OFF = "{pii_scan: false}"
 SENTIMENT_MODEL = "int_ultrafeedback__critique_sentiment_scores"
 # target 7, second half: at SCALE=4 the build succeeds at default settings within these, against scale 1.0
 TARGET_GROWTH_SCALE = 4.0
@@ -225,6 +234,37 @@ def near_duplicate_counts(warehouse: Path) -> dict | None:
                 "select flag, count(*) from (select unnest(integrity_flags) as flag from main.preference_pairs) "
                 "where flag in ('near_duplicate_pair', 'label_conflict', 'near_identical_responses') group by all order by 1").fetchall()),
         }
+
+
+def pii_counts(warehouse: Path) -> dict | None:
+    """What the scan for secrets and personal data found in a built warehouse: findings (matches)
+    and pairs per kind, and the pairs flagged contains_secret."""
+    if not warehouse.exists():
+        return None
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        return {
+            "findings": dict(con.execute(
+                "select kind, sum(n_findings)::bigint from main.pii_summary group by all order by 1").fetchall()),
+            "pairs": dict(con.execute(
+                "select kind, sum(n_pairs)::bigint from main.pii_summary group by all order by 1").fetchall()),
+            "flagged_contains_secret": con.execute(
+                "select count(*) from main.preference_pairs where list_contains(integrity_flags, 'contains_secret')"
+            ).fetchone()[0],
+        }
+
+
+def export(name: str, warehouse: Path, out: Path, threads: str, memory_limit: str,
+           args: tuple[str, ...] = ()) -> Measurement:
+    """``preftools export`` of every mart of ``warehouse`` into a fresh folder ``out``."""
+    shutil.rmtree(out, ignore_errors=True)
+    cmd = [PYTHON, "-m", "preftools", "export", "--duckdb-path", str(warehouse), "--export-dir", str(out),
+           "--no-progress", *args]
+    env = dict(os.environ, DUCKDB_THREADS=str(threads), DUCKDB_MEMORY_LIMIT=memory_limit)
+    m = measure(name, cmd, env, out.with_suffix(".log"))
+    manifest = out / "manifest.json"
+    m.details = {"export_bytes": sum(f.stat().st_size for f in out.rglob("*") if f.is_file()) if out.exists() else None,
+                 "redaction": json.loads(manifest.read_text()).get("redaction") if manifest.exists() else None}
+    return m
 
 
 def sentiment_alone(raw_dir: Path, work: Path, threads: str, memory_limit: str) -> Measurement:
@@ -645,8 +685,17 @@ def summarize(steps: dict[str, Measurement], raw_bytes: int | None = None, check
         _target(9, "peak RSS (process tree) of the build with near duplicates on",
                 round(build.peak_rss_bytes / 1024**3, 3) if build.ok else None,
                 TARGET_NEAR_DUPLICATES_PEAK_RSS_BYTES / 1024**3, "GiB"),
+        _target(10, "dbt build (the scan for secrets and personal data on) / with pii_scan false, wall",
+                ratio("build", "build_no_pii_scan"), TARGET_PII_BUILD_GROWTH, "x"),
+        _target(10, "dbt build (the scan for secrets and personal data on) / with pii_scan false, CPU",
+                ratio("build", "build_no_pii_scan", "cpu_seconds"), TARGET_PII_BUILD_GROWTH, "x"),
+        _target(10, "preftools export (secrets redacted) / with --keep-secrets, wall",
+                ratio("export", "export_keep_secrets"), TARGET_PII_EXPORT_GROWTH, "x"),
+        _target(10, "preftools export (secrets redacted) / with --keep-secrets, CPU",
+                ratio("export", "export_keep_secrets", "cpu_seconds"), TARGET_PII_EXPORT_GROWTH, "x"),
     ]
     summary["near_duplicates"] = build.details.get("near_duplicates")
+    summary["pii"] = build.details.get("pii")
     return summary
 
 
@@ -765,7 +814,7 @@ def run_bench(seed: int = 42, scale: float = 1.0, cache_dir: Path = REPO / "benc
               low_memory_build: bool = True, reference_variants: tuple[str, ...] = ("whole_rows",),
               raw_dir: Path | None = None, verbose: bool = True, rebuild: bool = False,
               same_work: bool = False, with_peer: bool = True, with_make_test: bool = False,
-              eval_sets: bool = False, near_duplicates: bool = False) -> dict:
+              eval_sets: bool = False, near_duplicates: bool = False, pii: bool = False) -> dict:
     """Run every step and return the report (also written as JSON under ``results_dir``)."""
     threads = threads or os.environ.get("DUCKDB_THREADS", "2")
     memory_limit = memory_limit or os.environ.get("DUCKDB_MEMORY_LIMIT", "1GB")
@@ -780,6 +829,7 @@ def run_bench(seed: int = 42, scale: float = 1.0, cache_dir: Path = REPO / "benc
     say(f"  {steps['floor'].wall_seconds:.1f} s\ndbt build ...")
     steps["build"] = dbt_build("dbt build", raw, work / "build", threads, memory_limit)
     steps["build"].details["near_duplicates"] = near_duplicate_counts(work / "build" / "warehouse.duckdb")
+    steps["build"].details["pii"] = pii_counts(work / "build" / "warehouse.duckdb")
     say(f"  {steps['build'].wall_seconds:.1f} s, ok={steps['build'].ok}")
     for variant in reference_variants:
         say(f"reference ({variant}) ...")
@@ -821,17 +871,21 @@ def run_bench(seed: int = 42, scale: float = 1.0, cache_dir: Path = REPO / "benc
         steps["build_low_memory"] = dbt_build(f"dbt build, memory_limit {low_memory_limit}", raw,
                                               work / "build_low_memory", threads, low_memory_limit)
         say(f"  {steps['build_low_memory'].wall_seconds:.1f} s, ok={steps['build_low_memory'].ok}")
-    if eval_sets:
-        say("dbt build with the example eval sets ...")
-        steps["build_eval_sets"] = dbt_build("dbt build, with the eval sets", raw, work / "build_eval_sets", threads,
-                                             memory_limit, args=("build", "--vars", EVAL_SETS_VARS.read_text()))
-        say(f"  {steps['build_eval_sets'].wall_seconds:.1f} s, ok={steps['build_eval_sets'].ok}")
-    if near_duplicates:
-        say("dbt build with near_duplicates.enabled false ...")
-        steps["build_no_near_duplicates"] = dbt_build(
-            "dbt build, near duplicates off", raw, work / "build_no_near_duplicates", threads, memory_limit,
-            args=("build", "--vars", NEAR_DUPLICATES_OFF))
-        say(f"  {steps['build_no_near_duplicates'].wall_seconds:.1f} s, ok={steps['build_no_near_duplicates'].ok}")
+    # builds with other vars, each into a fresh file: what a feature adds to the default build
+    for wanted, key, name, variables in (
+            (eval_sets, "build_eval_sets", "dbt build, with the eval sets", EVAL_SETS_VARS.read_text()),
+            (near_duplicates, "build_no_near_duplicates", "dbt build, near duplicates off", NEAR_DUPLICATES_OFF),
+            (pii, "build_no_pii_scan", "dbt build, pii_scan false", PII_SCAN_OFF)):
+        if wanted:
+            say(f"{name} ...")
+            steps[key] = dbt_build(name, raw, work / key, threads, memory_limit, args=("build", "--vars", variables))
+            say(f"  {steps[key].wall_seconds:.1f} s, ok={steps[key].ok}")
+    if pii and steps["build"].ok:
+        for key, name, args in (("export", "preftools export", ()),
+                                ("export_keep_secrets", "preftools export --keep-secrets", ("--keep-secrets",))):
+            say(f"{name} ...")
+            steps[key] = export(name, work / "build" / "warehouse.duckdb", work / key, threads, memory_limit, args)
+            say(f"  {steps[key].wall_seconds:.1f} s, ok={steps[key].ok}")
     if with_make_test:
         say("make test on a clean clone of HEAD ...")
         steps["make_test"] = make_test(work)
@@ -881,6 +935,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="leave out the build with the example eval sets registered (target 8)")
     ap.add_argument("--skip-near-duplicates", action="store_true",
                     help="leave out the build with near_duplicates.enabled false (target 9)")
+    ap.add_argument("--skip-pii", action="store_true",
+                    help="leave out the build with pii_scan false and the two exports (target 10)")
     ap.add_argument("--reference", choices=["both", "whole_rows", "projected"], default="whole_rows",
                     help="which reference variants to run (default: whole rows)")
     a = ap.parse_args(argv)
@@ -890,9 +946,9 @@ def main(argv: list[str] | None = None) -> int:
                        low_memory_build=not a.skip_low_memory_build, reference_variants=variants,
                        rebuild=not a.skip_rebuild, same_work=not a.skip_same_work, with_peer=not a.skip_peer,
                        with_make_test=not a.skip_make_test, eval_sets=not a.skip_eval_sets,
-                       near_duplicates=not a.skip_near_duplicates)
+                       near_duplicates=not a.skip_near_duplicates, pii=not a.skip_pii)
     steps_ok = all(s["returncode"] == 0 for k, s in report["steps"].items()
-                   if k.startswith(("build", "peer", "sentiment", "make_test")))
+                   if k.startswith(("build", "peer", "sentiment", "export", "make_test")))
     return 0 if report["checks_ok"] and steps_ok else 1
 
 

@@ -102,10 +102,11 @@ def test_report_is_complete(bench):
         assert steps["writing_peer"][attr] == pytest.approx(
             steps["peer_sql"][attr] + steps["peer_vader"][attr] + steps["peer_write"][attr], abs=0.01)
     # the targets: 1-4 and 7 measured in this run, 5, 6 and 8 not (no rebuild, no make test, no
-    # build with the eval sets here), 9 only its peak RSS (no build with near duplicates off)
+    # build with the eval sets here), 9 only its peak RSS (no build with near duplicates off), 10 not
+    # (no build with pii_scan false, no exports)
     targets = saved["summary"]["targets"]
-    assert sorted({t["target"] for t in targets}) == [1, 2, 3, 4, 5, 6, 7, 8, 9]
-    assert all(t["figure"] is None for t in targets if t["target"] == 8)
+    assert sorted({t["target"] for t in targets}) == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
+    assert all(t["figure"] is None for t in targets if t["target"] in (8, 10))
     assert [t["figure"] is None for t in targets if t["target"] == 9] == [True, True, False]
     # what the near-duplicate detection found, counted from the build's warehouse
     found = saved["summary"]["near_duplicates"]
@@ -326,6 +327,9 @@ def test_targets_from_the_steps_of_one_run():
         "make_test": _step("make test", 290.0, 500.0),
         "build_eval_sets": _step("build with the eval sets", 33.0, 72.0, peak=int(1.8 * 1024**3)),
         "build_no_near_duplicates": _step("build, near duplicates off", 25.0, 50.0),
+        "build_no_pii_scan": _step("build, pii_scan false", 28.0, 52.0),
+        "export": _step("export", 11.0, 12.0),
+        "export_keep_secrets": _step("export --keep-secrets", 10.0, 10.0),
     }
     checks = [{"check": "a", "ok": True}, {"check": "b", "ok": True}]
     peer_checks = [{"check": "a", "ok": True}, {"check": "c", "ok": False}]
@@ -365,6 +369,13 @@ def test_targets_from_the_steps_of_one_run():
     assert by[(9, "with near_duplicates.enabled false, CPU")]["figure"] == 1.2  # 60 / 50
     (near_rss,) = [t for t in targets if t["target"] == 9 and t["unit"] == "GiB"]
     assert near_rss["figure"] == 1.5 and near_rss["met"]  # limit 4 GiB
+    # target 10: the default build over the build with pii_scan false, the export over --keep-secrets
+    assert by[(10, "with pii_scan false, wall")]["figure"] == pytest.approx(30 / 28, abs=1e-4)  # limit 1.10
+    assert by[(10, "with pii_scan false, wall")]["met"]
+    assert by[(10, "with pii_scan false, CPU")]["figure"] == pytest.approx(60 / 52, abs=1e-4)
+    assert not by[(10, "with pii_scan false, CPU")]["met"]
+    assert by[(10, "with --keep-secrets, wall")]["figure"] == 1.1 and by[(10, "with --keep-secrets, wall")]["met"]
+    assert by[(10, "with --keep-secrets, CPU")]["figure"] == 1.2 and by[(10, "with --keep-secrets, CPU")]["met"]
 
     # the writing step failed: the figures over the writing peer are not measured, the others are
     failed_write = {**steps, "peer_write": _step("peer write", 5.0, 4.0, rc=1),
