@@ -11,18 +11,6 @@
 
 with
 
-pairs as (
-
-    select
-        dataset,
-        pair_id,
-        prompt,
-        chosen,
-        rejected
-    from {{ ref('int_preference_pairs__unioned') }}
-
-),
-
 patterns as (
 
     select * from {{ ref('pii_patterns') }}
@@ -39,24 +27,39 @@ reserved_networks as (
 
 ),
 
-texts as (
+-- the pairs with a match in a text, read once; then their texts, one row per side
+pairs_with_matches as (
+
+    select * from (
+        select
+            dataset,
+            pair_id,
+            {{ messages_content_text('prompt') }} as prompt_text,
+            {{ messages_content_text('chosen') }} as chosen_text,
+            {{ messages_content_text('rejected') }} as rejected_text
+        from {{ ref('int_preference_pairs__unioned') }}
+    ) as texts
+    {%- if patterns %}
+    where {{ regex_contains('prompt_text', any_pattern | join('|')) }}
+        or {{ regex_contains('chosen_text', any_pattern | join('|')) }}
+        or {{ regex_contains('rejected_text', any_pattern | join('|')) }}
+    {%- else %}
+    where false
+    {%- endif %}
+
+),
+
+texts_with_matches as (
 
     {% for side in ['prompt', 'chosen', 'rejected'] %}
     select
         dataset,
         pair_id,
         '{{ side }}' as side,
-        {{ messages_content_text(side) }} as text
-    from pairs
+        {{ side }}_text as text
+    from pairs_with_matches
     {% if not loop.last %}union all{% endif %}
     {% endfor %}
-
-),
-
-texts_with_matches as (
-
-    select * from texts
-    where {{ regex_contains('text', any_pattern | join('|')) if patterns else 'false' }}
 
 ),
 
