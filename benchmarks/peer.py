@@ -116,7 +116,7 @@ def execute_script(con, random_seed: int) -> None:
     con.execute(SQL_FILE.read_text())
 
 
-def run_sql(raw_dir: Path, out: Path, threads: int = 2, memory_limit: str = "1GB", random_seed: int = 42) -> dict:
+def run_sql(raw_dir: Path, out: Path, threads: int = 2, memory_limit: str = "4GB", random_seed: int = 42) -> dict:
     """Run peer.sql and write its output tables to ``out``; timings and row counts."""
     out.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
@@ -149,7 +149,7 @@ def score_texts(texts: list[str]) -> list[float | None]:
     return [_ANALYZER.polarity_scores(text)["compound"] if text.strip() else None for text in texts]
 
 
-def run_vader(raw_dir: Path, out: Path, threads: int = 2, memory_limit: str = "1GB", workers: int | None = None,
+def run_vader(raw_dir: Path, out: Path, threads: int = 2, memory_limit: str = "4GB", workers: int | None = None,
               batch_rows: int = BATCH_ROWS) -> dict:
     """Score every distinct critique on ``workers`` processes (default: one per core); the
     critiques come from DuckDB batch by batch, with at most two batches per worker in flight."""
@@ -186,7 +186,7 @@ def run_vader(raw_dir: Path, out: Path, threads: int = 2, memory_limit: str = "1
 
 # ----------------------------------------------------------------------------- writing the public tables
 
-def run_write(warehouse: Path, out: Path, threads: int = 2, memory_limit: str = "1GB") -> dict:
+def run_write(warehouse: Path, out: Path, threads: int = 2, memory_limit: str = "4GB") -> dict:
     """Every mart of ``warehouse`` copied as it is into the fresh DuckDB file ``out``, opened with
     the warehouse's settings: one ``create table ... as select *`` per mart, the warehouse
     attached read-only. Rows per table and the file's size."""
@@ -213,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", required=True, type=Path,
                     help="folder for the output Parquet files (sql, vader); the DuckDB file to write (write)")
     ap.add_argument("--threads", type=int, default=2, help="DuckDB threads")
-    ap.add_argument("--memory-limit", default="1GB", help="DuckDB memory_limit")
+    ap.add_argument("--memory-limit", default="4GB", help="DuckDB memory_limit")
     ap.add_argument("--random-seed", type=int, default=42,
                     help="seed of the alternates' draw (the warehouse's var random_seed)")
     ap.add_argument("--workers", type=int, default=None, help="VADER processes (default: os.cpu_count())")

@@ -52,7 +52,7 @@ pairs added, removed, flipped and moved between splits, and the relations with m
 
 Values are compared as text (DuckDB's cast to VARCHAR), whole rows and texts by their md5, so
 a column whose type changed (INTEGER to BIGINT) compares by value. ``DUCKDB_MEMORY_LIMIT``
-(default 1GB, as for dbt) and ``DUCKDB_THREADS`` apply; DuckDB spills to ``DIR``.
+(default 4GB, as for dbt) and ``DUCKDB_THREADS`` apply; DuckDB spills to ``DIR``.
 
 Errors are one line on stderr (which file, what to do) and exit code 2.
 """
@@ -81,7 +81,7 @@ PAIRS = ("main", "preference_pairs")
 PAIR_CHANGES = ("added", "removed", "flipped", "split_changed", "margin_changed")
 DIFF_DB, DIFF_MD = "diff.duckdb", "diff.md"
 TOP_RELATIONS = 5
-DEFAULT_MEMORY_LIMIT = "1GB"  # the dbt profile's default
+DEFAULT_MEMORY_LIMIT = "4GB"  # the dbt profile's default
 THEN = "run the diff again"
 POINT = "give the .duckdb file of a build"
 

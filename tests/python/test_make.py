@@ -64,7 +64,7 @@ def test_make_passes_on_no_setting_of_its_own(tmp_path):
     """make exports neither paths nor thread counts: dbt renders the same profile under make as
     without it (test_any_directory.py: the two share one parse). Threads: DuckDB's default (every
     core) and 2 models at once (profiles.yml's Jinja cannot count cores; more models at once share
-    the one 1GB DuckDB memory_limit, which the build has, with insertion order not preserved)."""
+    the one 4GB DuckDB memory_limit, which the build has, with insertion order not preserved)."""
     config = make_config()
     assert config["DUCKDB_THREADS"].startswith("unset") and config["DBT_THREADS"] == "2", config
     assert (config["RAW_DATA_DIR"], config["DUCKDB_PATH"], config["EXPORT_DIR"]) == (
@@ -90,9 +90,9 @@ def test_make_passes_on_no_setting_of_its_own(tmp_path):
     assert int(row["duckdb_threads"]) == duckdb_default == cores(), (row, duckdb_default)
     assert int(row["dbt_threads"]) == 2, row
     # the profile's other settings reach DuckDB too (given when dbt opens the warehouse)
-    with duckdb.connect(config={"memory_limit": "1GB"}) as con:
-        one_gb = con.execute("select current_setting('memory_limit')").fetchone()[0]
-    assert row["memory_limit"] == one_gb and row["preserve_insertion_order"] in (False, "false"), row
+    with duckdb.connect(config={"memory_limit": "4GB"}) as con:
+        four_gb = con.execute("select current_setting('memory_limit')").fetchone()[0]
+    assert row["memory_limit"] == four_gb and row["preserve_insertion_order"] in (False, "false"), row
 
 
 def test_a_duckdb_setting_duckdb_refuses_is_named_in_one_line(raw_dir, tmp_path, monkeypatch):
