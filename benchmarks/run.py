@@ -22,9 +22,9 @@ Steps, in one run:
    picks, alternates, both CodeUltraFeedback pair sets, ReVeR scores and ``kept``; for the peer
    also the alternates drawn and the sentiment of every critique), by one set of checks;
 7. ``dbt build`` again into the same warehouse, raw data unchanged (what a rebuild reuses);
-8. ``dbt run`` of only the marts the reference computes, with their parents, into a fresh
-   file (the same work as the peer);
-9. ``dbt build`` again at the low memory_limit, only when it is not already the default;
+8. ``dbt build`` without tests of only the marts the reference computes, with their parents and
+   the seeds they read, into a fresh file (the same work as the peer);
+9. ``dbt build`` again at ``--low-memory-limit``, only when one is given;
 10. ``dbt build`` with the seven eval sets of ``examples/eval_sets.yml`` registered (their
     generated stand-ins, real sizes) into a fresh file: what decontamination adds to the build
     (``--skip-eval-sets`` leaves it out);
@@ -864,7 +864,8 @@ def run_bench(seed: int = 42, scale: float = 1.0, cache_dir: Path = REPO / "benc
         say("dbt run of the reference's marts and their parents ...")
         select = " ".join(f"+{mart}" for mart in REFERENCE_MARTS)
         steps["same_work"] = dbt_build("dbt run, the reference's marts", raw, work / "same_work", threads,
-                                       memory_limit, args=("run", "--select", select))
+                                       memory_limit, args=("build", "--select", select, "--exclude-resource-type", "test",
+                                                                  "--exclude-resource-type", "unit_test"))
         say(f"  {steps['same_work'].wall_seconds:.1f} s, ok={steps['same_work'].ok}")
     if low_memory_build and low_memory_limit and low_memory_limit != memory_limit:
         say(f"dbt build at memory_limit {low_memory_limit} ...")
