@@ -161,6 +161,6 @@ test-clients: install-clients
 config:
 	@printf '%s\n' "PYTHON=$(PYTHON)" "VENV=$(VENV)" "RAW_DATA_DIR=$${RAW_DATA_DIR:-sample_data}" \
 	  "DUCKDB_PATH=$${DUCKDB_PATH:-warehouse.duckdb}" "EXPORT_DIR=$${EXPORT_DIR:-exports}" \
-	  "DUCKDB_THREADS=$${DUCKDB_THREADS:-unset (DuckDB default: every core)}" "DUCKDB_MEMORY_LIMIT=$${DUCKDB_MEMORY_LIMIT:-4GB}" \
+	  "DUCKDB_THREADS=$${DUCKDB_THREADS:-unset (DuckDB default: every core)}" "DUCKDB_MEMORY_LIMIT=$${DUCKDB_MEMORY_LIMIT:-unset (DuckDB default: 80% of the memory)}" \
 	  "DBT_THREADS=$${DBT_THREADS:-2}" "DBT_TARGET=$${DBT_TARGET:-duckdb}" "DBT_PROFILES_DIR=$$DBT_PROFILES_DIR" \
 	  "FETCH_DIR=$(FETCH_DIR)" "GENERATE_DIR=$(GENERATE_DIR)"

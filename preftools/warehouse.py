@@ -114,7 +114,7 @@ def open_read_only(path: Path, then: str, *, error: type[Exception] = WarehouseE
     try:
         con.execute("set TimeZone = 'UTC'")
         if resource_settings:
-            _apply_resource_settings(con, error)
+            apply_resource_settings(con, error)
         yield con
     finally:
         con.close()
@@ -141,7 +141,9 @@ def invalid_resource_setting() -> str | None:
     return None
 
 
-def _apply_resource_settings(con: duckdb.DuckDBPyConnection, error: type[Exception]) -> None:
+def apply_resource_settings(con: duckdb.DuckDBPyConnection, error: type[Exception]) -> None:
+    """DUCKDB_MEMORY_LIMIT / DUCKDB_THREADS, when set, as in the dbt profile (else DuckDB's
+    defaults); a value DuckDB refuses is raised as one line of ``error``."""
     # Set after connecting: a notebook may already hold the file open read-only in this
     # process, and DuckDB refuses a second configuration.
     for setting, env in RESOURCE_SETTINGS:

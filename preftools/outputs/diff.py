@@ -52,7 +52,7 @@ pairs added, removed, flipped and moved between splits, and the relations with m
 
 Values are compared as text (DuckDB's cast to VARCHAR), whole rows and texts by their md5, so
 a column whose type changed (INTEGER to BIGINT) compares by value. ``DUCKDB_MEMORY_LIMIT``
-(default 4GB, as for dbt) and ``DUCKDB_THREADS`` apply; DuckDB spills to ``DIR``.
+and ``DUCKDB_THREADS`` apply as for dbt (else DuckDB's defaults); DuckDB spills to ``DIR``.
 
 Errors are one line on stderr (which file, what to do) and exit code 2.
 """
@@ -61,7 +61,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -81,7 +80,6 @@ PAIRS = ("main", "preference_pairs")
 PAIR_CHANGES = ("added", "removed", "flipped", "split_changed", "margin_changed")
 DIFF_DB, DIFF_MD = "diff.duckdb", "diff.md"
 TOP_RELATIONS = 5
-DEFAULT_MEMORY_LIMIT = "4GB"  # the dbt profile's default
 THEN = "run the diff again"
 POINT = "give the .duckdb file of a build"
 
@@ -399,18 +397,6 @@ def summary(con, old_path: Path, new_path: Path, old_revision: str) -> str:
 # the diff
 
 
-def apply_resource_settings(con) -> None:
-    settings = {"memory_limit": os.environ.get("DUCKDB_MEMORY_LIMIT") or DEFAULT_MEMORY_LIMIT}
-    if os.environ.get("DUCKDB_THREADS"):
-        settings["threads"] = os.environ["DUCKDB_THREADS"]
-    for setting, value in settings.items():
-        try:
-            con.execute(f"set {setting} = ?", [value])
-        except duckdb.Error as exc:
-            env = "DUCKDB_MEMORY_LIMIT" if setting == "memory_limit" else "DUCKDB_THREADS"
-            raise DiffError(warehouse.resource_setting_message(env, setting, exc)) from None
-
-
 def diff(old_path: Path, new_path: Path, out_dir: Path) -> str:
     """Write out_dir/diff.duckdb and out_dir/diff.md; return the summary."""
     try:
@@ -421,7 +407,7 @@ def diff(old_path: Path, new_path: Path, out_dir: Path) -> str:
     partial.unlink(missing_ok=True)
     con = duckdb.connect()
     try:
-        apply_resource_settings(con)
+        warehouse.apply_resource_settings(con, DiffError)
         con.execute("set temp_directory = ?", [str(out_dir / ".diff.tmp")])
         for alias, path in (("old", old_path), ("new", new_path)):
             try:

@@ -15,7 +15,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from conftest import DBT, REPO, dbt_env, run_dbt, run_make
+from conftest import DBT, REPO, copy_warehouse, dbt_env, run_dbt, run_make
 
 SUPPORTED = {(3, 11), (3, 12), (3, 13)}
 
@@ -62,11 +62,12 @@ def test_unsupported_python_is_refused_in_one_line(tmp_path, version):
 
 def test_make_passes_on_no_setting_of_its_own(tmp_path):
     """make exports neither paths nor thread counts: dbt renders the same profile under make as
-    without it (test_any_directory.py: the two share one parse). Threads: DuckDB's default (every
-    core) and 2 models at once (profiles.yml's Jinja cannot count cores; more models at once share
-    the one 4GB DuckDB memory_limit, which the build has, with insertion order not preserved)."""
+    without it (test_any_directory.py: the two share one parse). DuckDB's threads and memory_limit:
+    DuckDB's defaults (every core, 80% of the memory); 2 models at once (profiles.yml's Jinja cannot
+    count cores); insertion order not preserved."""
     config = make_config()
     assert config["DUCKDB_THREADS"].startswith("unset") and config["DBT_THREADS"] == "2", config
+    assert config["DUCKDB_MEMORY_LIMIT"].startswith("unset"), config
     assert (config["RAW_DATA_DIR"], config["DUCKDB_PATH"], config["EXPORT_DIR"]) == (
         "sample_data", "warehouse.duckdb", "exports"), config
     assert make_config(DUCKDB_THREADS="3")["DUCKDB_THREADS"] == "3"
@@ -74,7 +75,7 @@ def test_make_passes_on_no_setting_of_its_own(tmp_path):
     warehouse = tmp_path / "w.duckdb"
     duckdb.connect(str(warehouse)).close()  # dbt show reads an existing warehouse
     env = dbt_env(REPO / "sample_data", warehouse, tmp_path)
-    for name in ("DUCKDB_THREADS", "DBT_THREADS"):
+    for name in ("DUCKDB_THREADS", "DUCKDB_MEMORY_LIMIT", "DBT_THREADS"):
         env.pop(name, None)
     proc = subprocess.run(
         [DBT, "--quiet", "show", "--output", "json", "--inline",
@@ -86,13 +87,26 @@ def test_make_passes_on_no_setting_of_its_own(tmp_path):
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     (row,) = json.loads(proc.stdout)["show"]
     with duckdb.connect() as con:
-        duckdb_default = con.execute("select current_setting('threads')").fetchone()[0]
-    assert int(row["duckdb_threads"]) == duckdb_default == cores(), (row, duckdb_default)
+        duckdb_threads, duckdb_memory = con.execute(
+            "select current_setting('threads'), current_setting('memory_limit')").fetchone()
+    assert int(row["duckdb_threads"]) == duckdb_threads == cores(), (row, duckdb_threads)
+    assert row["memory_limit"] == duckdb_memory, (row, duckdb_memory)
     assert int(row["dbt_threads"]) == 2, row
     # the profile's other settings reach DuckDB too (given when dbt opens the warehouse)
-    with duckdb.connect(config={"memory_limit": "4GB"}) as con:
-        four_gb = con.execute("select current_setting('memory_limit')").fetchone()[0]
-    assert row["memory_limit"] == four_gb and row["preserve_insertion_order"] in (False, "false"), row
+    assert row["preserve_insertion_order"] in (False, "false"), row
+
+
+def test_a_model_out_of_memory_is_named_with_the_setting_to_raise(warehouse, tmp_path):
+    """A model that runs out of DuckDB's memory: after the run, one line names the model, the
+    memory_limit it had and DUCKDB_MEMORY_LIMIT (DuckDB's own error names neither)."""
+    db = copy_warehouse(warehouse, tmp_path / "w.duckdb")
+    result = run_dbt(["run", "--full-refresh", "-s", "int_near_duplicates__pair_responses"], warehouse.raw_dir,
+                     db, tmp_path / "work", check=False, DUCKDB_MEMORY_LIMIT="60MB")
+    assert result.returncode != 0 and "Out of Memory" in result.output, result.output[-3000:]
+    lines = [line for line in result.output.splitlines() if "ran out of memory" in line]
+    assert len(lines) == 1, result.output[-3000:]
+    assert "model int_near_duplicates__pair_responses ran out of memory at DuckDB memory_limit" in lines[0]
+    assert "set DUCKDB_MEMORY_LIMIT higher" in lines[0], lines
 
 
 def test_a_duckdb_setting_duckdb_refuses_is_named_in_one_line(raw_dir, tmp_path, monkeypatch):

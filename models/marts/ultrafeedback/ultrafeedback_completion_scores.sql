@@ -2,9 +2,6 @@
 -- beside the published one, overall_score, the critique and its VADER sentiment, and which
 -- completion each ranking picks. Raw rows without completions have no row here (see
 -- ultrafeedback_curated.has_no_completions).
--- Built after preference_pairs, never beside it: the two hold the UltraFeedback texts in DuckDB's
--- one memory_limit (1GB by default), and side by side a scale-1.0 build ran out of memory.
--- depends_on: {{ ref('preference_pairs') }}
 with
 
 prompts as (

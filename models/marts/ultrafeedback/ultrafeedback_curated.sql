@@ -7,10 +7,6 @@
 -- pair only; the pair's margin and integrity flags are preference_pairs' (where every dataset's
 -- checks are computed), so the filter `has_pair and not is_flagged` gives the `ultrafeedback`
 -- split of preference_pairs, row for row.
--- Built after ultrafeedback_completion_scores, never beside it: the two write the UltraFeedback
--- texts, and side by side they share DuckDB's one memory_limit (1GB by default) with too little
--- to spare; a run at scale 1.0 failed out of memory that way (benchmarks/README.md).
--- depends_on: {{ ref('ultrafeedback_completion_scores') }}
 
 with
 
