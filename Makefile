@@ -80,14 +80,18 @@ fetch: install
 	$(BIN)/preftools fetch --raw-data-dir $(FETCH_DIR) $(FETCH_ARGS)
 
 # Full-scale benchmark: generates seed 42 at SCALE (default 1.0) once into benchmarks/cache/,
-# then times the scan floor, `dbt build`, the plain-Python reference, the peer (benchmarks/peer.sql + VADER
-# on every core) and the writing peer (the peer + copying every mart into a fresh DuckDB file), a rebuild,
-# the reference's marts alone, and `make test` on a clean clone of HEAD; checks the reference's and the
-# peer's outputs equal the marts, prints a table and the targets, writes
-# benchmarks/results/scale<SCALE>.json. About 15 minutes at scale 1.0 on 2 cores, 6 without `make test`
-# (`.venv/bin/python -m benchmarks.run --skip-make-test`).
+# then times the scan floor, three paired runs of a fresh `dbt build` and the writing peer
+# (benchmarks/peer.sql + VADER on every core, then copying every mart into a fresh DuckDB file),
+# the plain-Python reference, a rebuild, the reference's marts alone, and `make test` on a clean
+# clone of HEAD; checks the reference's and the peer's outputs equal the marts, prints a table and
+# the targets, writes benchmarks/results/scale<SCALE>.json. Then, at each scale of BENCH_SCALES
+# (default 2.0 4.0; none when SCALE is given), three fresh `dbt build` runs alone (--build-only),
+# each written to benchmarks/results/scale<scale>.json. `make bench BENCH_SCALES=` leaves them out;
+# `.venv/bin/python -m benchmarks.run --skip-make-test` is the scale-1.0 part without `make test`.
+BENCH_SCALES ?= $(if $(SCALE),,2.0 4.0)
 bench: install
 	$(BIN)/python -m benchmarks.run --seed 42 --scale $(or $(SCALE),1.0)
+	for scale in $(BENCH_SCALES); do $(BIN)/python -m benchmarks.run --seed 42 --scale $$scale --build-only || exit 1; done
 
 # Every mart (tables of schema main) to Parquet in the Hub layout under $(EXPORT_DIR), plus manifest.json,
 # every secret (seeds/pii_patterns.csv) replaced by [REDACTED_SECRET] (`preftools export --keep-secrets`

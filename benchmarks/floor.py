@@ -2,11 +2,12 @@
 
 No build can beat this: it decodes the same raw columns the staging models project
 (models/staging/*/stg_*.sql; keep the two in step) and does nothing else with them but sum
-their lengths. It runs with the same DuckDB ``threads`` and ``memory_limit`` as the build.
+their lengths. It runs with the same DuckDB ``threads`` as the build, and ``memory_limit`` only
+when ``--memory-limit`` is given (else DuckDB's default, 80% of the machine's memory).
 
 Usage::
 
-    python -m benchmarks.floor --raw-dir benchmarks/cache/seed42-scale1.0 --threads 2 --memory-limit 4GB
+    python -m benchmarks.floor --raw-dir benchmarks/cache/seed42-scale1.0 --threads 2
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 
 import duckdb
 
+from benchmarks.peer import duckdb_config
 from benchmarks.reference import HUB_IDS
 from preftools.inputs.contract import DATASETS_BY_KEY
 
@@ -76,9 +78,9 @@ FLOOR_SQL = {
 }
 
 
-def scan_floor(raw_dir: Path, threads: int, memory_limit: str) -> dict:
+def scan_floor(raw_dir: Path, threads: int, memory_limit: str | None = None) -> dict:
     """Run the five aggregates one after the other in one connection; seconds per dataset and total."""
-    con = duckdb.connect(":memory:", config={"threads": threads, "memory_limit": memory_limit})
+    con = duckdb.connect(":memory:", config=duckdb_config(threads, memory_limit))
     seconds: dict[str, float] = {}
     checksums: dict[str, float] = {}
     total = time.perf_counter()
@@ -98,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.floor", description=__doc__.split("\n\n")[0])
     ap.add_argument("--raw-dir", required=True, type=Path)
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--memory-limit", default="4GB")
+    ap.add_argument("--memory-limit", default=None, help="DuckDB memory_limit (default: DuckDB's, 80%% of RAM)")
     a = ap.parse_args(argv)
     print(json.dumps(scan_floor(a.raw_dir, a.threads, a.memory_limit)))
     return 0

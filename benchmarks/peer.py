@@ -22,7 +22,9 @@ runs a third part, after the build:
   peer plus this part is "the writing peer".
 
 The raw files are the ones the Hub's rule picks (``RawDataset.data_files``: Parquet or JSON, any
-layout), read with the same DuckDB ``threads`` and ``memory_limit`` as the build.
+layout), read with the same DuckDB ``threads`` as the build; ``memory_limit`` is set only when
+``--memory-limit`` is given (as the build's only when DUCKDB_MEMORY_LIMIT is set), else DuckDB's
+default applies (80% of the machine's memory).
 
 Usage::
 
@@ -100,9 +102,13 @@ def raw_relation(raw_dir: Path, key: str) -> str:
     return "\nunion all by name\n".join(selects)
 
 
-def connect(raw_dir: Path, views: dict[str, str], threads: int, memory_limit: str, temp_dir: Path):
-    con = duckdb.connect(":memory:", config={"threads": threads, "memory_limit": memory_limit,
-                                             "temp_directory": str(temp_dir)})
+def duckdb_config(threads: int, memory_limit: str | None) -> dict:
+    """DuckDB's threads, and its memory_limit only when one is given (else DuckDB's default)."""
+    return {"threads": threads, **({"memory_limit": memory_limit} if memory_limit else {})}
+
+
+def connect(raw_dir: Path, views: dict[str, str], threads: int, memory_limit: str | None, temp_dir: Path):
+    con = duckdb.connect(":memory:", config={**duckdb_config(threads, memory_limit), "temp_directory": str(temp_dir)})
     for view, key in views.items():
         con.execute(f"create view {view} as {raw_relation(raw_dir, key)}")
     return con
@@ -116,7 +122,8 @@ def execute_script(con, random_seed: int) -> None:
     con.execute(SQL_FILE.read_text())
 
 
-def run_sql(raw_dir: Path, out: Path, threads: int = 2, memory_limit: str = "4GB", random_seed: int = 42) -> dict:
+def run_sql(raw_dir: Path, out: Path, threads: int = 2, memory_limit: str | None = None,
+            random_seed: int = 42) -> dict:
     """Run peer.sql and write its output tables to ``out``; timings and row counts."""
     out.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
@@ -149,7 +156,7 @@ def score_texts(texts: list[str]) -> list[float | None]:
     return [_ANALYZER.polarity_scores(text)["compound"] if text.strip() else None for text in texts]
 
 
-def run_vader(raw_dir: Path, out: Path, threads: int = 2, memory_limit: str = "4GB", workers: int | None = None,
+def run_vader(raw_dir: Path, out: Path, threads: int = 2, memory_limit: str | None = None, workers: int | None = None,
               batch_rows: int = BATCH_ROWS) -> dict:
     """Score every distinct critique on ``workers`` processes (default: one per core); the
     critiques come from DuckDB batch by batch, with at most two batches per worker in flight."""
@@ -186,7 +193,7 @@ def run_vader(raw_dir: Path, out: Path, threads: int = 2, memory_limit: str = "4
 
 # ----------------------------------------------------------------------------- writing the public tables
 
-def run_write(warehouse: Path, out: Path, threads: int = 2, memory_limit: str = "4GB") -> dict:
+def run_write(warehouse: Path, out: Path, threads: int = 2, memory_limit: str | None = None) -> dict:
     """Every mart of ``warehouse`` copied as it is into the fresh DuckDB file ``out``, opened with
     the warehouse's settings: one ``create table ... as select *`` per mart, the warehouse
     attached read-only. Rows per table and the file's size."""
@@ -196,7 +203,7 @@ def run_write(warehouse: Path, out: Path, threads: int = 2, memory_limit: str = 
     for old in (out, out.with_name(out.name + ".wal")):
         old.unlink(missing_ok=True)
     start = time.perf_counter()
-    con = duckdb.connect(str(out), config={**WAREHOUSE_SETTINGS, "threads": threads, "memory_limit": memory_limit})
+    con = duckdb.connect(str(out), config={**WAREHOUSE_SETTINGS, **duckdb_config(threads, memory_limit)})
     con.execute(f"attach {sql_string(warehouse)} as src (read_only)")
     rows = {name: con.execute(f'create table "{name}" as select * from src.main."{name}"').fetchone()[0]
             for name in marts}
@@ -213,7 +220,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", required=True, type=Path,
                     help="folder for the output Parquet files (sql, vader); the DuckDB file to write (write)")
     ap.add_argument("--threads", type=int, default=2, help="DuckDB threads")
-    ap.add_argument("--memory-limit", default="4GB", help="DuckDB memory_limit")
+    ap.add_argument("--memory-limit", default=None,
+                    help="DuckDB memory_limit (default: none given, DuckDB's default of 80%% of RAM)")
     ap.add_argument("--random-seed", type=int, default=42,
                     help="seed of the alternates' draw (the warehouse's var random_seed)")
     ap.add_argument("--workers", type=int, default=None, help="VADER processes (default: os.cpu_count())")

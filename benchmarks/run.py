@@ -1,27 +1,39 @@
 """The full-scale benchmark (``make bench``): dbt build vs. its peer (one plain DuckDB SQL script
 plus VADER on every core) and the writing peer (the peer plus writing the public tables) vs. the
 Python scripts it replaces vs. the scan floor, on one generated dataset, with an honesty check that
-the outputs are equal.
+the outputs are equal; and, with ``--build-only``, the default dbt build alone, run N times.
+
+DuckDB's settings on every side (the builds, the floor, the peer's three parts, the exports):
+``threads`` from ``--threads`` / DUCKDB_THREADS (default 2); ``memory_limit`` from
+``--memory-limit`` / DUCKDB_MEMORY_LIMIT, and when neither is given none is passed at all, so
+DuckDB's default applies (80% of the machine's memory), as in profiles.yml. The report records the
+memory_limit in effect, as DuckDB reports it.
 
 Steps, in one run:
 
 1. the raw data: ``benchmarks/cache/seed<seed>-scale<scale>/``, generated once (cached);
 2. the scan floor (``benchmarks.floor``): DuckDB reading every raw column the models use;
-3. ``dbt build`` end to end (parse, models, data and unit tests) into a fresh DuckDB file,
-   with DuckDB ``threads``/``memory_limit`` from DUCKDB_THREADS / DUCKDB_MEMORY_LIMIT;
+3. the paired runs, ``--repeat`` N of them (default 3), one after the other: ``dbt build`` end to
+   end (parse, models, data and unit tests) into a fresh DuckDB file, then the peer
+   (``benchmarks.peer``), two child processes whose times are added: the SQL script
+   (``benchmarks/peer.sql``) and VADER over every distinct critique on a pool of one process per
+   core; then the writing step (``benchmarks.peer write``): every public table of that build's
+   warehouse (the marts) copied as it is into a fresh DuckDB file opened with profiles.yml's
+   settings. The writing peer is the peer plus that step, their times added. Each pair gives the
+   build's ratio to the peer and to the writing peer (wall and CPU); target 2 is the median ratio.
+   The first run's steps are ``build``, ``peer_sql``, ``peer_vader``, ``peer``, ``peer_write``,
+   ``writing_peer``, and its warehouse (``work/build``) is the one every later step reads; run
+   k >= 2 has the same steps named ``<step>_run<k>``, and its two DuckDB files are deleted once
+   measured;
 4. the reference implementation (``benchmarks.reference``): plain Python over pyarrow rows,
    whole rows (as ``for example in load_dataset(...)`` decodes them, the seed scripts' way),
    and on request only the columns used (``--reference both``);
-5. the peer (``benchmarks.peer``), two child processes whose times are added: the SQL script
-   (``benchmarks/peer.sql``) and VADER over every distinct critique on a pool of one process
-   per core, with the build's DuckDB threads and memory_limit; then the writing step
-   (``benchmarks.peer write``): every public table of the built warehouse (the marts) copied as it
-   is into a fresh DuckDB file opened with profiles.yml's settings. The writing peer is the peer
-   plus that step, their times added;
-6. the honesty check: the reference's and the peer's outputs compared with the marts (counts,
-   picks, alternates, both CodeUltraFeedback pair sets, ReVeR scores and ``kept``; for the peer
-   also the alternates drawn and the sentiment of every critique), by one set of checks;
-7. ``dbt build`` again into the same warehouse, raw data unchanged (what a rebuild reuses);
+5. the honesty check, once, on the first run: the reference's and the peer's outputs compared
+   with the marts (counts, picks, alternates, both CodeUltraFeedback pair sets, ReVeR scores and
+   ``kept``; for the peer also the alternates drawn and the sentiment of every critique), by one
+   set of checks;
+6. ``dbt build`` again into the same warehouse, raw data unchanged (what a rebuild reuses);
+7. the sentiment model alone, its table dropped from that warehouse;
 8. ``dbt build`` without tests of only the marts the reference computes, with their parents and
    the seeds they read, into a fresh file (the same work as the peer);
 9. ``dbt build`` again at ``--low-memory-limit``, only when one is given;
@@ -39,18 +51,24 @@ Steps, in one run:
 14. ``make test`` on a clean clone of the repo's HEAD (``--skip-make-test`` leaves it out): its
     own venv and pinned install, then the whole suite.
 
+``--build-only`` runs steps 1 and N fresh ``dbt build`` runs only (``build``, ``build_run2``, ...),
+no peer and nothing else: what ``make bench`` runs at the larger scales (BENCH_SCALES).
+
 Each step runs as a child process; its wall time, CPU time (user + system, from wait4) and
 peak RSS of the whole process tree (/proc sampled every 50 ms) are recorded. Results are
 printed as a table with the performance targets (1 the peer and the honesty check, 2 the build,
 3 the same work, each over the peer and over the writing peer, 4 VADER, 5 the rebuild,
 6 ``make test``, 7 peak RSS, 8 the build with the eval sets, 9 the near-duplicate detection, 10 the
-scan for secrets and personal data in the build and the export), and written to
-``benchmarks/results/scale<scale>.json``, replacing the last result of that scale.
+scan for secrets and personal data in the build and the export, 11 every fresh build succeeded),
+and written to ``benchmarks/results/scale<scale>.json``, replacing the last result of that scale.
+At a scale other than 1.0 the summary also has the median fresh build's growth over the one in
+``scale1.0.json`` (information, no limit).
 
 Usage::
 
-    python -m benchmarks.run                         # scale 1.0, seed 42 (make bench)
-    python -m benchmarks.run --scale 0.01 --skip-rebuild --skip-same-work --skip-make-test
+    python -m benchmarks.run                         # scale 1.0, seed 42, 3 paired runs
+    python -m benchmarks.run --scale 4.0 --build-only  # 3 default dbt builds at scale 4.0
+    python -m benchmarks.run --scale 0.01 --repeat 2 --skip-rebuild --skip-same-work --skip-make-test
 """
 
 from __future__ import annotations
@@ -61,6 +79,7 @@ import json
 import os
 import platform
 import shutil
+import statistics
 import subprocess
 import sys
 import threading
@@ -82,13 +101,13 @@ SAMPLE_SECONDS = 0.05
 
 # The performance targets (reported, not asserted; each ratio from steps of the same run).
 # 1. the peer ran and its outputs, as the reference's, equal the marts: no check differs
-TARGET_BUILD_OVER_PEER = 2.0  # 2. dbt build on an empty warehouse / writing peer (and / peer), wall and CPU
+TARGET_BUILD_OVER_PEER = 2.0  # 2. dbt build on an empty warehouse / writing peer (and / peer), wall and CPU, median of the paired runs
 AIM_BUILD_OVER_PEER = 1.5
 TARGET_SAME_WORK_OVER_PEER = 1.5  # 3. dbt run of the reference's marts + parents / writing peer (and / peer), wall
 TARGET_SENTIMENT_OVER_PEER_VADER = 1.1  # 4. the VADER node, run alone / the peer's VADER part, wall
 TARGET_REBUILD_SECONDS = 10.0  # 5. dbt build again on unchanged data, wall
 TARGET_MAKE_TEST_SECONDS = 300.0  # 6. make test on a clean clone, wall, and green
-TARGET_PEAK_RSS_BYTES = 4 * 1024**3  # 7. peak RSS (process tree) of the dbt steps at default settings
+TARGET_PEAK_RSS_BYTES = 4 * 1024**3  # 7. peak RSS (process tree) of the dbt steps at the run's settings
 TARGET_EVAL_SETS_GROWTH = 1.15  # 8. dbt build with the example eval sets / without, wall (peak RSS as 7)
 EVAL_SETS_VARS = REPO / "examples" / "eval_sets.yml"
 TARGET_NEAR_DUPLICATES_GROWTH = 1.25  # 9. dbt build (near duplicates on, the default) / with them off, wall and CPU
@@ -97,11 +116,9 @@ NEAR_DUPLICATES_OFF = "{near_duplicates: {enabled: false}}"
 TARGET_PII_BUILD_GROWTH = 1.10  # 10. dbt build (the scan on, the default) / with pii_scan false, wall and CPU
 TARGET_PII_EXPORT_GROWTH = 1.20  # 10. preftools export (secrets redacted, the default) / with --keep-secrets, wall and CPU
 PII_SCAN_OFF = "{pii_scan: false}"
+TARGET_FAILED_BUILDS = 0  # 11. fresh dbt builds (the paired runs' or --build-only's) that failed
 SENTIMENT_MODEL = "int_ultrafeedback__critique_sentiment_scores"
-# target 7, second half: at SCALE=4 the build succeeds at default settings within these, against scale 1.0
-TARGET_GROWTH_SCALE = 4.0
-TARGET_GROWTH_PEAK_RSS_BYTES = 2.5 * 1024**3
-TARGET_GROWTH_WALL_OVER_SCALE1 = 4.5
+DEFAULT_REPEAT = 3  # paired runs (build, then writing peer), or builds with --build-only
 # the marts the reference computes (benchmarks/reference.py), built with their parents by the
 # same-work step: `dbt run --select +<mart> ...`
 REFERENCE_MARTS = ("ultrafeedback_curated", "ultrafeedback_completion_scores", "code_ultrafeedback_responses",
@@ -190,17 +207,63 @@ def ensure_raw(cache_dir: Path, seed: int, scale: float) -> Path:
     return out
 
 
-def dbt_env(raw_dir: Path, work: Path, threads: str, memory_limit: str) -> dict:
+# ----------------------------------------------------------------------------- DuckDB's settings
+
+# the units DuckDB writes a memory_limit in ("18.8 GiB", "3.7 GiB", "512.0 MiB")
+SIZE_UNITS = {"bytes": 1, "KiB": 1024, "MiB": 1024**2, "GiB": 1024**3, "TiB": 1024**4,
+              "KB": 1000, "MB": 1000**2, "GB": 1000**3, "TB": 1000**4}
+
+
+def size_bytes(text: str) -> int | None:
+    """Bytes of a size as DuckDB writes it ("18.8 GiB": to a tenth of its unit); None when it is
+    not of that form."""
+    number, _, unit = text.strip().partition(" ")
+    try:
+        return int(float(number) * SIZE_UNITS[unit])
+    except (ValueError, KeyError):
+        return None
+
+
+def memory_limit_in_effect(memory_limit: str | None) -> dict:
+    """The memory_limit a DuckDB connection has on this machine when ``memory_limit`` is given,
+    else DuckDB's default (80% of the machine's memory), as DuckDB reports it: the setting given
+    (None for the default), DuckDB's figure, its bytes, and a line naming both."""
+    config = {"memory_limit": memory_limit} if memory_limit else {}
+    with duckdb.connect(":memory:", config=config) as con:
+        value = con.execute("select current_setting('memory_limit')").fetchone()[0]
+    given = memory_limit or "DuckDB's default, 80% of RAM"
+    return {"memory_limit": memory_limit, "memory_limit_in_effect": value,
+            "memory_limit_in_effect_bytes": size_bytes(value), "memory_limit_text": f"{value} ({given})"}
+
+
+def duckdb_env(env: dict, threads: str, memory_limit: str | None) -> dict:
+    """``env`` with DUCKDB_THREADS, and DUCKDB_MEMORY_LIMIT when a memory_limit is given; without
+    one DUCKDB_MEMORY_LIMIT is removed, so the child's DuckDB runs at its default."""
+    env = {k: v for k, v in env.items() if k != "DUCKDB_MEMORY_LIMIT"}
+    env["DUCKDB_THREADS"] = str(threads)
+    if memory_limit:
+        env["DUCKDB_MEMORY_LIMIT"] = memory_limit
+    return env
+
+
+def duckdb_args(threads: str, memory_limit: str | None) -> list[str]:
+    """The command-line options of benchmarks.floor and benchmarks.peer for the same settings."""
+    return ["--threads", str(threads), *(["--memory-limit", memory_limit] if memory_limit else [])]
+
+
+# ----------------------------------------------------------------------------- dbt steps
+
+def dbt_env(raw_dir: Path, work: Path, threads: str, memory_limit: str | None) -> dict:
     env = dict(os.environ)
     env.update(
         DBT_PROFILES_DIR=str(REPO), DBT_TARGET_PATH=str(work / "target"), DBT_LOG_PATH=str(work / "logs"),
         DUCKDB_PATH=str(work / "warehouse.duckdb"), RAW_DATA_DIR=str(raw_dir), EXPORT_DIR=str(work / "exports"),
-        DUCKDB_THREADS=str(threads), DUCKDB_MEMORY_LIMIT=memory_limit, DBT_SEND_ANONYMOUS_USAGE_STATS="false",
+        DBT_SEND_ANONYMOUS_USAGE_STATS="false",
     )
-    return env
+    return duckdb_env(env, threads, memory_limit)
 
 
-def dbt_build(name: str, raw_dir: Path, work: Path, threads: str, memory_limit: str,
+def dbt_build(name: str, raw_dir: Path, work: Path, threads: str, memory_limit: str | None,
               fresh: bool = True, args: tuple[str, ...] = ("build",)) -> Measurement:
     """``dbt build`` of the whole project into a fresh DuckDB file under ``work`` (``fresh=False``:
     again into the warehouse an earlier build left there, on the same raw data); ``args``: another
@@ -253,21 +316,20 @@ def pii_counts(warehouse: Path) -> dict | None:
         }
 
 
-def export(name: str, warehouse: Path, out: Path, threads: str, memory_limit: str,
+def export(name: str, warehouse: Path, out: Path, threads: str, memory_limit: str | None,
            args: tuple[str, ...] = ()) -> Measurement:
     """``preftools export`` of every mart of ``warehouse`` into a fresh folder ``out``."""
     shutil.rmtree(out, ignore_errors=True)
     cmd = [PYTHON, "-m", "preftools", "export", "--duckdb-path", str(warehouse), "--export-dir", str(out),
            "--no-progress", *args]
-    env = dict(os.environ, DUCKDB_THREADS=str(threads), DUCKDB_MEMORY_LIMIT=memory_limit)
-    m = measure(name, cmd, env, out.with_suffix(".log"))
+    m = measure(name, cmd, duckdb_env(dict(os.environ), threads, memory_limit), out.with_suffix(".log"))
     manifest = out / "manifest.json"
     m.details = {"export_bytes": sum(f.stat().st_size for f in out.rglob("*") if f.is_file()) if out.exists() else None,
                  "redaction": json.loads(manifest.read_text()).get("redaction") if manifest.exists() else None}
     return m
 
 
-def sentiment_alone(raw_dir: Path, work: Path, threads: str, memory_limit: str) -> Measurement:
+def sentiment_alone(raw_dir: Path, work: Path, threads: str, memory_limit: str | None) -> Measurement:
     """The sentiment model on its own, as the peer's VADER pool runs: every critique scored (its
     table dropped from the warehouse an earlier build left in ``work``, so nothing is reused), no
     other model beside it. In a full build it shares the cores with the SQL models that run at the
@@ -362,13 +424,12 @@ def reference(name: str, raw_dir: Path, out: Path, seed: int, whole_rows: bool) 
     return m
 
 
-def floor(raw_dir: Path, work: Path, threads: str, memory_limit: str, repeats: int = 2) -> Measurement:
+def floor(raw_dir: Path, work: Path, threads: str, memory_limit: str | None, repeats: int = 2) -> Measurement:
     """The scan floor, run ``repeats`` times (the first also warms the page cache); the fastest
     run is kept. Its time is the query time inside the process (no interpreter start-up)."""
     runs = []
     for i in range(repeats):
-        cmd = [PYTHON, "-m", "benchmarks.floor", "--raw-dir", str(raw_dir),
-               "--threads", str(threads), "--memory-limit", memory_limit]
+        cmd = [PYTHON, "-m", "benchmarks.floor", "--raw-dir", str(raw_dir), *duckdb_args(threads, memory_limit)]
         m = measure("scan floor", cmd, dict(os.environ), work / f"floor_{i}.log")
         m.details = last_json_line(m.log)
         if m.ok:
@@ -386,37 +447,101 @@ def dbt_random_seed() -> int:
     return int(yaml.safe_load((REPO / "dbt_project.yml").read_text())["vars"]["random_seed"])
 
 
-def peer(raw_dir: Path, out: Path, threads: str, memory_limit: str) -> dict[str, Measurement]:
+def peer(raw_dir: Path, work: Path, threads: str, memory_limit: str | None, run: int = 1) -> dict[str, Measurement]:
     """The peer's two parts, each a child process, and their sum: {"peer_sql", "peer_vader",
-    "peer"}. Wall and CPU seconds of "peer" are the sums of the parts, its peak RSS the larger."""
+    "peer"} (each key and name ending as ``suffix(run)`` says), the outputs in ``work/peer<suffix>``.
+    Wall and CPU seconds of "peer" are the sums of the parts, its peak RSS the larger."""
+    end = suffix(run)
+    out = work / f"peer{end}"
     shutil.rmtree(out, ignore_errors=True)
-    common = ["--raw-dir", str(raw_dir), "--out", str(out), "--threads", str(threads), "--memory-limit", memory_limit]
+    common = ["--raw-dir", str(raw_dir), "--out", str(out), *duckdb_args(threads, memory_limit)]
     parts = {}
     for key, name, args in (("peer_sql", "peer: SQL script", ["sql", "--random-seed", str(dbt_random_seed())]),
                             ("peer_vader", "peer: VADER pool", ["vader"])):
-        m = measure(name, [PYTHON, "-m", "benchmarks.peer", *args, *common], dict(os.environ),
-                    out.parent / f"{key}.log")
+        m = measure(name + run_label(run), [PYTHON, "-m", "benchmarks.peer", *args, *common], dict(os.environ),
+                    work / f"{key}{end}.log")
         m.details = {"output": str(out), **last_json_line(m.log)}
-        parts[key] = m
-    total = one_after_the_other("peer, total (SQL + VADER)", parts)
+        parts[key + end] = m
+    total = one_after_the_other("peer, total (SQL + VADER)" + run_label(run), parts)
     total.details = {"output": str(out), "parts": list(parts), "duckdb_threads": threads,
-                     "duckdb_memory_limit": memory_limit, "vader_workers": parts["peer_vader"].details.get("workers")}
-    return {**parts, "peer": total}
+                     "duckdb_memory_limit": memory_limit,
+                     "vader_workers": parts["peer_vader" + end].details.get("workers")}
+    return {**parts, "peer" + end: total}
 
 
 def writing_peer(peer_total: Measurement, warehouse: Path, work: Path, threads: str,
-                 memory_limit: str) -> dict[str, Measurement]:
+                 memory_limit: str | None, run: int = 1) -> dict[str, Measurement]:
     """The writing step (``benchmarks.peer write``: every mart of the built ``warehouse`` copied as
     it is into a fresh DuckDB file, opened with the warehouse's settings) and the writing peer, the
-    peer and that step added: {"peer_write", "writing_peer"}."""
-    out = work / "peer_write" / "marts.duckdb"
+    peer and that step added: {"peer_write", "writing_peer"} (keys ending as ``suffix(run)`` says)."""
+    end = suffix(run)
+    out = work / f"peer_write{end}" / "marts.duckdb"
     cmd = [PYTHON, "-m", "benchmarks.peer", "write", "--warehouse", str(warehouse), "--out", str(out),
-           "--threads", str(threads), "--memory-limit", memory_limit]
-    write = measure("peer: writing the public tables", cmd, dict(os.environ), work / "peer_write.log")
+           *duckdb_args(threads, memory_limit)]
+    write = measure("peer: writing the public tables" + run_label(run), cmd, dict(os.environ),
+                    work / f"peer_write{end}.log")
     write.details = last_json_line(write.log)
-    total = one_after_the_other("writing peer (peer + writing)", {"peer": peer_total, "peer_write": write})
-    total.details = {"parts": ["peer", "peer_write"]}
-    return {"peer_write": write, "writing_peer": total}
+    total = one_after_the_other("writing peer (peer + writing)" + run_label(run),
+                                {"peer": peer_total, "peer_write": write})
+    total.details = {"parts": ["peer" + end, "peer_write" + end]}
+    return {"peer_write" + end: write, "writing_peer" + end: total}
+
+
+# ----------------------------------------------------------------------------- repeated runs
+
+def suffix(run: int) -> str:
+    """How the steps of run ``run`` end: the first run's have their plain names (build, peer,
+    writing_peer, ...), those of run k >= 2 end in ``_run<k>``."""
+    return "" if run == 1 else f"_run{run}"
+
+
+def run_label(run: int) -> str:
+    """How the names of run ``run``'s steps end in the table: nothing for the first run."""
+    return "" if run == 1 else f", run {run}"
+
+
+def build_runs(steps: dict) -> list[int]:
+    """The runs whose fresh build is in ``steps`` (a dict of Measurements or of their JSON):
+    1 for ``build``, then k for each ``build_run<k>`` in a row."""
+    runs: list[int] = []
+    while f"build{suffix(len(runs) + 1)}" in steps:
+        runs.append(len(runs) + 1)
+    return runs
+
+
+def remove_duckdb_file(path: Path) -> None:
+    """A DuckDB file and its WAL, gone (a measured run's files the later steps do not read)."""
+    for f in (path, path.with_name(path.name + ".wal")):
+        f.unlink(missing_ok=True)
+
+
+def fresh_build(raw_dir: Path, work: Path, threads: str, memory_limit: str | None, run: int) -> Measurement:
+    """Run ``run``'s ``dbt build`` into a fresh ``work/build<suffix>``."""
+    return dbt_build("dbt build" + run_label(run), raw_dir, work / f"build{suffix(run)}", threads, memory_limit)
+
+
+def paired_run(raw_dir: Path, work: Path, threads: str, memory_limit: str | None, run: int,
+               with_peer: bool, say) -> dict[str, Measurement]:
+    """One paired run: a fresh ``dbt build``, then (``with_peer``) the peer's SQL and VADER parts
+    and the writing step over that build's warehouse. From run 2 on, the run's two DuckDB files
+    are deleted once measured (their logs and run_results stay)."""
+    end = suffix(run)
+    steps = {"build" + end: fresh_build(raw_dir, work, threads, memory_limit, run)}
+    build = steps["build" + end]
+    say(f"  dbt build: {build.wall_seconds:.1f} s, ok={build.ok}")
+    if with_peer:
+        steps.update(peer(raw_dir, work, threads, memory_limit, run))
+        say(f"  peer: {steps['peer_sql' + end].wall_seconds:.1f} s + {steps['peer_vader' + end].wall_seconds:.1f} s, "
+            f"ok={steps['peer' + end].ok}")
+        if build.ok:
+            steps.update(writing_peer(steps["peer" + end], Path(build.details["warehouse"]), work, threads,
+                                      memory_limit, run))
+            say(f"  writing the public tables: {steps['peer_write' + end].wall_seconds:.1f} s, "
+                f"ok={steps['peer_write' + end].ok}")
+    if run > 1:
+        remove_duckdb_file(Path(build.details["warehouse"]))
+        remove_duckdb_file(work / f"peer_write{end}" / "marts.duckdb")
+    return steps
 
 
 def one_after_the_other(name: str, parts: dict[str, Measurement]) -> Measurement:
@@ -616,15 +741,74 @@ def _target(number: int, what: str, figure: float | None, limit: float, unit: st
             "met": figure is not None and figure <= limit}
 
 
+def paired_runs(steps: dict[str, Measurement]) -> list[dict]:
+    """Each paired run's figures: wall and CPU seconds of its fresh build, its peer and its writing
+    peer (None for a step that is missing or failed), and the build over the peer and over the
+    writing peer, wall and CPU (None unless both steps succeeded)."""
+    rows = []
+    for run in build_runs(steps):
+        row: dict = {"run": run}
+        for key in ("build", "peer", "writing_peer"):
+            m = steps.get(key + suffix(run))
+            row[f"{key}_wall_seconds"] = m.wall_seconds if m is not None and m.ok else None
+            row[f"{key}_cpu_seconds"] = m.cpu_seconds if m is not None and m.ok else None
+        for key in ("peer", "writing_peer"):
+            for attr, end in (("wall", ""), ("cpu", "_cpu")):
+                build, other = row[f"build_{attr}_seconds"], row[f"{key}_{attr}_seconds"]
+                row[f"build_over_{key}{end}"] = None if build is None or other is None else _ratio(build, other)
+        rows.append(row)
+    return rows
+
+
+def median_ratio(rows: list[dict], name: str) -> float | None:
+    """The median over the paired runs of their ratio ``name`` (for an even number of runs, the
+    mean of the two middle ones); None when a run has none: every pair counts."""
+    values = [row[name] for row in rows]
+    if not values or None in values:
+        return None
+    return round(statistics.median(values), 4)
+
+
+def build_list(steps: dict[str, Measurement]) -> list[dict]:
+    """Each fresh build, in run order: ok, wall and CPU seconds, peak RSS (process tree)."""
+    builds = []
+    for run in build_runs(steps):
+        m = steps["build" + suffix(run)]
+        builds.append({"run": run, "ok": m.ok, "wall_seconds": m.wall_seconds, "cpu_seconds": m.cpu_seconds,
+                       "peak_rss_bytes": m.peak_rss_bytes})
+    return builds
+
+
+def builds_target(builds: list[dict], memory_limit_text: str) -> dict:
+    """Target 11: how many of the fresh builds failed (limit 0: every run succeeds)."""
+    return _target(11, f"fresh dbt builds that failed, of {len(builds)} runs at memory_limit {memory_limit_text}",
+                   sum(not b["ok"] for b in builds) if builds else None, TARGET_FAILED_BUILDS, "runs")
+
+
+def summarize_builds(steps: dict[str, Measurement], memory_limit_text: str) -> dict:
+    """The summary of a --build-only run: each build, whether all succeeded, target 11."""
+    builds = build_list(steps)
+    return {"builds": builds, "all_builds_ok": bool(builds) and all(b["ok"] for b in builds),
+            "targets": [builds_target(builds, memory_limit_text)]}
+
+
 def summarize(steps: dict[str, Measurement], raw_bytes: int | None = None, checks: list[dict] | None = None,
-              peer_checks: list[dict] | None = None) -> dict:
+              peer_checks: list[dict] | None = None,
+              memory_limit_text: str = "DuckDB's default, 80% of RAM") -> dict:
     """The performance targets, each figure from steps of this run (target 1 from its honesty
-    checks, the reference's and the peer's), and other ratios kept for comparison with earlier
-    results."""
+    checks, the reference's and the peer's; target 2 the median of the paired runs' ratios; the
+    others from the first run's build), and other ratios kept for comparison with earlier results."""
     build = steps["build"]
     ok = {key: m for key, m in steps.items() if m.ok}
-    summary: dict = {}
-    for key in ("peer", "writing_peer", "reference_whole_rows", "reference_projected", "floor"):
+    summary: dict = {"builds": build_list(steps)}
+    summary["all_builds_ok"] = all(b["ok"] for b in summary["builds"])
+    pairs = paired_runs(steps)
+    if "peer" in steps:
+        summary["paired_runs"] = pairs
+        for key in ("peer", "writing_peer"):
+            summary[f"build_over_{key}"] = median_ratio(pairs, f"build_over_{key}")
+            summary[f"build_over_{key}_cpu"] = median_ratio(pairs, f"build_over_{key}_cpu")
+    for key in ("reference_whole_rows", "reference_projected", "floor"):
         if key in steps:
             summary[f"build_over_{key}"] = _ratio(build.wall_seconds, steps[key].wall_seconds)
             summary[f"build_over_{key}_cpu"] = _ratio(build.cpu_seconds, steps[key].cpu_seconds)
@@ -642,22 +826,23 @@ def summarize(steps: dict[str, Measurement], raw_bytes: int | None = None, check
     alone = ok.get("sentiment_alone")
     alone = (alone.details.get("model_seconds") or {}).get(SENTIMENT_MODEL) if alone else None
     summary["sentiment_model_alone_seconds"] = alone
-    # the dbt steps at the run's settings (the low-memory build has its own limit)
-    dbt_steps = [m for key, m in steps.items() if key in ("build", "build_unchanged", "sentiment_alone", "same_work")]
+    # the dbt steps at the run's settings, every fresh build among them (the low-memory build has its own limit)
+    dbt_keys = ["build" + suffix(run) for run in build_runs(steps)] + ["build_unchanged", "sentiment_alone", "same_work"]
+    dbt_steps = [steps[key] for key in dbt_keys if key in steps]
     peak = max(m.peak_rss_bytes for m in dbt_steps) if all(m.ok for m in dbt_steps) else None
-    limit = build.details.get("duckdb_memory_limit")
     compared = (checks or []) + (peer_checks or [])
+    paired = f"dbt build on an empty warehouse (median of {len(pairs)} paired runs)"
     summary["targets"] = [
         _target(1, "checks of the peer's and the reference's outputs against the marts that differ",
                 sum(not c["ok"] for c in compared) if "peer" in ok and peer_checks else None, 0, "checks"),
-        _target(2, "dbt build on an empty warehouse / peer, wall", ratio("build", "peer"),
+        _target(2, f"{paired} / peer, wall", median_ratio(pairs, "build_over_peer"),
                 TARGET_BUILD_OVER_PEER, "x", AIM_BUILD_OVER_PEER),
-        _target(2, "dbt build on an empty warehouse / peer, CPU", ratio("build", "peer", "cpu_seconds"),
+        _target(2, f"{paired} / peer, CPU", median_ratio(pairs, "build_over_peer_cpu"),
                 TARGET_BUILD_OVER_PEER, "x", AIM_BUILD_OVER_PEER),
-        _target(2, "dbt build on an empty warehouse / writing peer, wall", ratio("build", "writing_peer"),
+        _target(2, f"{paired} / writing peer, wall", median_ratio(pairs, "build_over_writing_peer"),
                 TARGET_BUILD_OVER_PEER, "x", AIM_BUILD_OVER_PEER),
-        _target(2, "dbt build on an empty warehouse / writing peer, CPU",
-                ratio("build", "writing_peer", "cpu_seconds"), TARGET_BUILD_OVER_PEER, "x", AIM_BUILD_OVER_PEER),
+        _target(2, f"{paired} / writing peer, CPU", median_ratio(pairs, "build_over_writing_peer_cpu"),
+                TARGET_BUILD_OVER_PEER, "x", AIM_BUILD_OVER_PEER),
         _target(3, "dbt run of the reference's marts and their parents / peer, wall", ratio("same_work", "peer"),
                 TARGET_SAME_WORK_OVER_PEER, "x"),
         _target(3, "dbt run of the reference's marts and their parents / writing peer, wall",
@@ -669,7 +854,7 @@ def summarize(steps: dict[str, Measurement], raw_bytes: int | None = None, check
                 ok["build_unchanged"].wall_seconds if "build_unchanged" in ok else None, TARGET_REBUILD_SECONDS, "s"),
         _target(6, "make test on a clean clone, wall (and green)",
                 ok["make_test"].wall_seconds if "make_test" in ok else None, TARGET_MAKE_TEST_SECONDS, "s"),
-        _target(7, f"peak RSS (process tree) of the dbt steps at memory_limit {limit}",
+        _target(7, f"peak RSS (process tree) of the dbt steps at memory_limit {memory_limit_text}",
                 None if peak is None else round(peak / 1024**3, 3), TARGET_PEAK_RSS_BYTES / 1024**3, "GiB"),
         _target(8, "dbt build with the example eval sets / without, wall", ratio("build_eval_sets", "build"),
                 TARGET_EVAL_SETS_GROWTH, "x"),
@@ -693,6 +878,7 @@ def summarize(steps: dict[str, Measurement], raw_bytes: int | None = None, check
                 ratio("export", "export_keep_secrets"), TARGET_PII_EXPORT_GROWTH, "x"),
         _target(10, "preftools export (secrets redacted) / with --keep-secrets, CPU",
                 ratio("export", "export_keep_secrets", "cpu_seconds"), TARGET_PII_EXPORT_GROWTH, "x"),
+        builds_target(summary["builds"], memory_limit_text),
     ]
     summary["near_duplicates"] = build.details.get("near_duplicates")
     summary["pii"] = build.details.get("pii")
@@ -712,41 +898,45 @@ def format_target(t: dict) -> str:
     return f"target {t['target']}: {figure} ({bound}) {'met' if t['met'] else 'not met'}  [{t['what']}]"
 
 
+def median_build(builds: list[dict]) -> dict:
+    """The median wall seconds, CPU seconds and peak RSS of ``builds`` (step JSON), each its own median."""
+    return {"wall_seconds": round(statistics.median(b["wall_seconds"] for b in builds), 3),
+            "cpu_seconds": round(statistics.median(b["cpu_seconds"] for b in builds), 3),
+            "peak_rss_bytes": int(statistics.median(b["peak_rss_bytes"] for b in builds))}
+
+
 def scale1_baseline(results_dir: Path, seed: int) -> dict | None:
-    """The growth baseline (target 7, second half): the scale-1.0 result in ``results_dir``
-    (``scale1.0.json``), its file, build wall/CPU seconds, peak RSS and commit; None when there is
-    none, it is of another seed, or its build failed."""
+    """The growth baseline: the scale-1.0 result in ``results_dir`` (``scale1.0.json``), its file,
+    the median of its fresh builds (wall and CPU seconds, peak RSS) and its commit; None when there
+    is none, it is of another seed, or one of its fresh builds failed."""
     path = Path(results_dir) / "scale1.0.json"
     try:
         report = json.loads(path.read_text())
     except (OSError, ValueError):
         return None
-    build = report.get("steps", {}).get("build") or {}
-    if report.get("seed") != seed or report.get("scale") != 1.0 or build.get("returncode") != 0:
+    steps = report.get("steps", {})
+    builds = [steps["build" + suffix(run)] for run in build_runs(steps)]
+    if report.get("seed") != seed or report.get("scale") != 1.0 or not builds \
+            or any(b.get("returncode") != 0 for b in builds):
         return None
-    return {"file": str(path), "generated_at": report.get("generated_at", ""),
-            "wall_seconds": build["wall_seconds"], "cpu_seconds": build["cpu_seconds"],
-            "peak_rss_bytes": build["peak_rss_bytes"], "git_commit": report.get("versions", {}).get("git_commit")}
+    return {"file": str(path), "generated_at": report.get("generated_at", ""), "runs": len(builds),
+            **median_build(builds), "git_commit": report.get("versions", {}).get("git_commit")}
 
 
-def growth(summary: dict, build: dict, scale: float, baseline: dict | None) -> None:
-    """This build against the scale-1.0 baseline into ``summary["growth"]``; at scale 4.0 also
-    whether its limits are met."""
-    if scale == 1.0 or baseline is None:
+def growth(summary: dict, steps: dict[str, dict], scale: float, baseline: dict | None) -> None:
+    """Information, no limit: this run's median fresh build (``steps``: the report's step JSON)
+    over the scale-1.0 baseline's, into ``summary["growth"]``; only at another scale, with a
+    baseline, and when every fresh build of this run succeeded."""
+    builds = [steps["build" + suffix(run)] for run in build_runs(steps)]
+    if scale == 1.0 or baseline is None or not builds or any(b["returncode"] != 0 for b in builds):
         return
+    here = median_build(builds)
     summary["growth"] = {
-        "scale": scale, "baseline": baseline,
-        "wall_over_scale1": _ratio(build["wall_seconds"], baseline["wall_seconds"]),
-        "cpu_over_scale1": _ratio(build["cpu_seconds"], baseline["cpu_seconds"]),
-        "peak_rss_over_scale1": _ratio(build["peak_rss_bytes"], baseline["peak_rss_bytes"]),
+        "scale": scale, "baseline": baseline, "median_build": here,
+        "wall_over_scale1": _ratio(here["wall_seconds"], baseline["wall_seconds"]),
+        "cpu_over_scale1": _ratio(here["cpu_seconds"], baseline["cpu_seconds"]),
+        "peak_rss_over_scale1": _ratio(here["peak_rss_bytes"], baseline["peak_rss_bytes"]),
     }
-    if scale == TARGET_GROWTH_SCALE:
-        summary["growth"]["met"] = {
-            "build ok at default settings": build["returncode"] == 0,
-            "peak RSS (tree) <= 2.5 GiB": build["peak_rss_bytes"] <= TARGET_GROWTH_PEAK_RSS_BYTES,
-            "wall <= 4.5x the scale-1.0 build": (
-                build["wall_seconds"] <= baseline["wall_seconds"] * TARGET_GROWTH_WALL_OVER_SCALE1),
-        }
 
 
 def print_report(report: dict) -> None:
@@ -755,24 +945,26 @@ def print_report(report: dict) -> None:
     print()
     print(f"benchmark: seed {report['seed']}, scale {report['scale']}, {report['machine']['nproc']} cores, "
           f"{_gb(report['machine']['memory_total_bytes'])} RAM, DuckDB threads {report['duckdb']['threads']}, "
-          f"memory_limit {report['duckdb']['memory_limit']}")
-    head = f"{'step':<34}{'ok':>4}{'wall s':>10}{'cpu s':>10}{'peak RSS':>11}{'build/step':>12}{'load':>7}"
+          f"memory_limit {report['duckdb']['memory_limit_text']}")
+    head = f"{'step':<38}{'ok':>4}{'wall s':>10}{'cpu s':>10}{'peak RSS':>11}{'build/step':>12}{'load':>7}"
     print(head)
     print("-" * len(head))
     for key, m in steps.items():
-        ratio = "" if key.startswith("build") or not m["wall_seconds"] else \
+        # the first run's build over each other step of the first run
+        ratio = "" if key.startswith("build") or "_run" in key or not m["wall_seconds"] else \
             f"{build['wall_seconds'] / m['wall_seconds']:.3f}"
-        print(f"{m['name']:<34}{'yes' if m['returncode'] == 0 else 'NO':>4}{m['wall_seconds']:>10.1f}"
+        print(f"{m['name']:<38}{'yes' if m['returncode'] == 0 else 'NO':>4}{m['wall_seconds']:>10.1f}"
               f"{m['cpu_seconds']:>10.1f}{_gb(m['peak_rss_bytes']):>11}{ratio:>12}{m['load_average_before'][0]:>7.1f}")
     s = report["summary"]
+    print_paired_runs(s.get("paired_runs") or [])
+    print_builds(s["builds"])
     print()
     for t in s["targets"]:
         print("  " + format_target(t))
     g = s.get("growth")
     if g:
-        met = "".join(f"; {name}: {'met' if ok else 'NOT met'}" for name, ok in g.get("met", {}).items())
-        print(f"  growth vs scale 1.0 ({g['baseline']['file']}): wall x{g['wall_over_scale1']}, "
-              f"CPU x{g['cpu_over_scale1']}, peak RSS x{g['peak_rss_over_scale1']}{met}")
+        print(f"  growth vs scale 1.0 (median builds; {g['baseline']['file']}): wall x{g['wall_over_scale1']}, "
+              f"CPU x{g['cpu_over_scale1']}, peak RSS x{g['peak_rss_over_scale1']} (information, no limit)")
     if s.get("sentiment_model_seconds") is not None:
         near = build["details"].get("beside_sentiment_model") or {}
         print(f"  {SENTIMENT_MODEL} in the build: {s['sentiment_model_seconds']:.1f} s (run_results); beside it"
@@ -781,7 +973,7 @@ def print_report(report: dict) -> None:
         print(f"  {SENTIMENT_MODEL} alone: {s['sentiment_model_alone_seconds']:.1f} s (run_results)")
     slow = build["details"].get("slowest_models") or []
     if slow:
-        print("  slowest models: " + ", ".join(f"{x['model']} {x['seconds']:.1f}s" for x in slow))
+        print("  slowest models (first build): " + ", ".join(f"{x['model']} {x['seconds']:.1f}s" for x in slow))
     for side, key in (("reference", "checks"), ("peer", "peer_checks")):
         checks = report.get(key) or []
         if not checks:
@@ -796,6 +988,41 @@ def print_report(report: dict) -> None:
     print(f"\nresults: {report['results_file']}")
 
 
+def _seconds(wall: float | None, cpu: float | None) -> str:
+    return "failed" if wall is None else f"{wall:.1f} s / {cpu:.1f} CPU-s"
+
+
+def _times(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}x"
+
+
+def print_paired_runs(rows: list[dict]) -> None:
+    """Each paired run's build, peer and writing peer, and the build's ratios; then the medians."""
+    if not rows:
+        return
+    print()
+    print(f"paired runs (dbt build, then the writing peer), {len(rows)}:")
+    for r in rows:
+        print(f"  run {r['run']}: build {_seconds(r['build_wall_seconds'], r['build_cpu_seconds'])}, "
+              f"peer {_seconds(r['peer_wall_seconds'], r['peer_cpu_seconds'])}, "
+              f"writing peer {_seconds(r['writing_peer_wall_seconds'], r['writing_peer_cpu_seconds'])}; "
+              f"build / writing peer {_times(r['build_over_writing_peer'])} wall, "
+              f"{_times(r['build_over_writing_peer_cpu'])} CPU; build / peer {_times(r['build_over_peer'])} wall, "
+              f"{_times(r['build_over_peer_cpu'])} CPU")
+    print(f"  median: build / writing peer {_times(median_ratio(rows, 'build_over_writing_peer'))} wall, "
+          f"{_times(median_ratio(rows, 'build_over_writing_peer_cpu'))} CPU; build / peer "
+          f"{_times(median_ratio(rows, 'build_over_peer'))} wall, {_times(median_ratio(rows, 'build_over_peer_cpu'))} CPU")
+
+
+def print_builds(builds: list[dict]) -> None:
+    """Each fresh build: ok, wall, CPU, peak RSS."""
+    print()
+    print(f"fresh dbt builds, {len(builds)}:")
+    for b in builds:
+        print(f"  run {b['run']}: {'ok' if b['ok'] else 'FAILED'}, {b['wall_seconds']:.1f} s wall, "
+              f"{b['cpu_seconds']:.1f} CPU-s, peak RSS {_gb(b['peak_rss_bytes'])}")
+
+
 def check_outputs(steps: dict[str, Measurement], key: str, checks: list[tuple[str, str, str]]) -> list[dict]:
     """The honesty check of one side (a reference variant or the peer) against the build."""
     build, side = steps["build"], steps.get(key)
@@ -808,45 +1035,89 @@ def check_outputs(steps: dict[str, Measurement], key: str, checks: list[tuple[st
     return compare(Path(build.details["warehouse"]), out, checks)
 
 
+def settings(threads: str | None, memory_limit: str | None) -> tuple[str, str | None]:
+    """DuckDB's threads (``threads``, else $DUCKDB_THREADS, else 2) and memory_limit
+    (``memory_limit``, else $DUCKDB_MEMORY_LIMIT, else None: DuckDB's default) for every side."""
+    return (threads or os.environ.get("DUCKDB_THREADS") or "2",
+            memory_limit or os.environ.get("DUCKDB_MEMORY_LIMIT") or None)
+
+
+def report_head(seed: int, scale: float, raw: Path, threads: str, memory_limit: str | None, repeat: int,
+                results_file: Path) -> dict:
+    """What every report starts with: the run's parameters, the machine, the versions, DuckDB's
+    settings (with the memory_limit in effect)."""
+    # the data files the build reads (Parquet or JSON), by the Hub's rule
+    raw_bytes = sum(f.stat().st_size for dataset in DATASETS for f in dataset.data_files(raw))
+    return {
+        "generated_at": dt.datetime.now().isoformat(timespec="seconds"), "seed": seed, "scale": scale,
+        "repeat": repeat, "raw_dir": str(raw), "raw_bytes": raw_bytes,
+        "machine": machine_info(), "versions": versions(),
+        "duckdb": {"threads": threads, **memory_limit_in_effect(memory_limit)}, "results_file": str(results_file),
+    }
+
+
+def run_builds(seed: int = 42, scale: float = 1.0, cache_dir: Path = REPO / "benchmarks" / "cache",
+               results_dir: Path = REPO / "benchmarks" / "results", work_dir: Path | None = None,
+               threads: str | None = None, memory_limit: str | None = None, raw_dir: Path | None = None,
+               verbose: bool = True, repeat: int = DEFAULT_REPEAT) -> dict:
+    """``--build-only``: the raw data, then ``repeat`` fresh ``dbt build`` runs one after the other
+    (``build``, ``build_run2``, ...), nothing else; the report (also written as JSON under
+    ``results_dir``) lists each run and target 11."""
+    threads, memory_limit = settings(threads, memory_limit)
+    raw = Path(raw_dir) if raw_dir else ensure_raw(Path(cache_dir), seed, scale)
+    work = Path(work_dir) if work_dir else Path(cache_dir) / f"work-seed{seed}-scale{scale}"
+    work.mkdir(parents=True, exist_ok=True)
+    say = (lambda msg: print(msg, flush=True)) if verbose else (lambda msg: None)
+    results_dir = Path(results_dir)
+    report = report_head(seed, scale, raw, threads, memory_limit, repeat, results_dir / f"scale{scale}.json")
+    steps: dict[str, Measurement] = {}
+    for run in range(1, repeat + 1):
+        say(f"dbt build, run {run} of {repeat} ...")
+        steps.update(paired_run(raw, work, threads, memory_limit, run, with_peer=False, say=say))
+    report["build_only"] = True
+    report["steps"] = {k: asdict(m) for k, m in steps.items()}
+    report["summary"] = summarize_builds(steps, report["duckdb"]["memory_limit_text"])
+    growth(report["summary"], report["steps"], scale, scale1_baseline(results_dir, seed))
+    results_dir.mkdir(parents=True, exist_ok=True)
+    Path(report["results_file"]).write_text(json.dumps(report, indent=1) + "\n")
+    if verbose:
+        print_report(report)
+    return report
+
+
 def run_bench(seed: int = 42, scale: float = 1.0, cache_dir: Path = REPO / "benchmarks" / "cache",
               results_dir: Path = REPO / "benchmarks" / "results", work_dir: Path | None = None,
               threads: str | None = None, memory_limit: str | None = None, low_memory_limit: str | None = None,
               low_memory_build: bool = True, reference_variants: tuple[str, ...] = ("whole_rows",),
               raw_dir: Path | None = None, verbose: bool = True, rebuild: bool = False,
               same_work: bool = False, with_peer: bool = True, with_make_test: bool = False,
-              eval_sets: bool = False, near_duplicates: bool = False, pii: bool = False) -> dict:
+              eval_sets: bool = False, near_duplicates: bool = False, pii: bool = False,
+              repeat: int = DEFAULT_REPEAT) -> dict:
     """Run every step and return the report (also written as JSON under ``results_dir``)."""
-    threads = threads or os.environ.get("DUCKDB_THREADS", "2")
-    memory_limit = memory_limit or os.environ.get("DUCKDB_MEMORY_LIMIT", "4GB")
+    threads, memory_limit = settings(threads, memory_limit)
     raw = Path(raw_dir) if raw_dir else ensure_raw(Path(cache_dir), seed, scale)
     work = Path(work_dir) if work_dir else Path(cache_dir) / f"work-seed{seed}-scale{scale}"
     work.mkdir(parents=True, exist_ok=True)
     say = (lambda msg: print(msg, flush=True)) if verbose else (lambda msg: None)
+    results_dir = Path(results_dir)
+    report = report_head(seed, scale, raw, threads, memory_limit, repeat, results_dir / f"scale{scale}.json")
 
     steps: dict[str, Measurement] = {}
     say("scan floor ...")
     steps["floor"] = floor(raw, work, threads, memory_limit)
-    say(f"  {steps['floor'].wall_seconds:.1f} s\ndbt build ...")
-    steps["build"] = dbt_build("dbt build", raw, work / "build", threads, memory_limit)
+    say(f"  {steps['floor'].wall_seconds:.1f} s")
+    for run in range(1, repeat + 1):
+        say(f"paired run {run} of {repeat}: dbt build, then the peer and the writing step ...")
+        steps.update(paired_run(raw, work, threads, memory_limit, run, with_peer, say))
     steps["build"].details["near_duplicates"] = near_duplicate_counts(work / "build" / "warehouse.duckdb")
     steps["build"].details["pii"] = pii_counts(work / "build" / "warehouse.duckdb")
-    say(f"  {steps['build'].wall_seconds:.1f} s, ok={steps['build'].ok}")
     for variant in reference_variants:
         say(f"reference ({variant}) ...")
         steps[f"reference_{variant}"] = reference(
             f"reference, {variant.replace('_', ' ')}", raw, work / f"reference_{variant}", seed,
             whole_rows=variant == "whole_rows")
         say(f"  {steps[f'reference_{variant}'].wall_seconds:.1f} s")
-    if with_peer:
-        say("peer (SQL script, then VADER on every core) ...")
-        steps.update(peer(raw, work / "peer", threads, memory_limit))
-        say(f"  {steps['peer_sql'].wall_seconds:.1f} s + {steps['peer_vader'].wall_seconds:.1f} s, "
-            f"ok={steps['peer'].ok}")
-        if steps["build"].ok:
-            say("peer: writing the built warehouse's public tables into a fresh DuckDB file ...")
-            steps.update(writing_peer(steps["peer"], Path(steps["build"].details["warehouse"]), work,
-                                      threads, memory_limit))
-            say(f"  {steps['peer_write'].wall_seconds:.1f} s, ok={steps['peer_write'].ok}")
+    # the honesty check, once: the first run's peer and the reference against the first run's build
     checked = next((k for k in steps if k.startswith("reference_") and steps[k].ok), "reference_whole_rows")
     checks = check_outputs(steps, checked, REFERENCE_CHECKS)
     peer_checks = check_outputs(steps, "peer", PEER_CHECKS) if with_peer else []
@@ -892,22 +1163,14 @@ def run_bench(seed: int = 42, scale: float = 1.0, cache_dir: Path = REPO / "benc
         steps["make_test"] = make_test(work)
         say(f"  {steps['make_test'].wall_seconds:.1f} s, ok={steps['make_test'].ok}: {steps['make_test'].details['pytest']}")
 
-    results_dir = Path(results_dir)
+    report["duckdb"]["low_memory_limit"] = low_memory_limit
+    report["steps"] = {k: asdict(m) for k, m in steps.items()}
+    report["summary"] = summarize(steps, report["raw_bytes"], checks, peer_checks,
+                                  report["duckdb"]["memory_limit_text"])
+    report.update(checks=checks, peer_checks=peer_checks, checks_ok=all(c["ok"] for c in checks + peer_checks))
+    growth(report["summary"], report["steps"], scale, scale1_baseline(results_dir, seed))
     results_dir.mkdir(parents=True, exist_ok=True)
-    results_file = results_dir / f"scale{scale}.json"
-    # the data files the build reads (Parquet or JSON), by the Hub's rule
-    raw_bytes = sum(f.stat().st_size for dataset in DATASETS for f in dataset.data_files(raw))
-    report = {
-        "generated_at": dt.datetime.now().isoformat(timespec="seconds"), "seed": seed, "scale": scale,
-        "raw_dir": str(raw), "raw_bytes": raw_bytes,
-        "machine": machine_info(), "versions": versions(),
-        "duckdb": {"threads": threads, "memory_limit": memory_limit, "low_memory_limit": low_memory_limit},
-        "steps": {k: asdict(m) for k, m in steps.items()},
-        "summary": summarize(steps, raw_bytes, checks, peer_checks), "checks": checks, "peer_checks": peer_checks,
-        "checks_ok": all(c["ok"] for c in checks + peer_checks), "results_file": str(results_file),
-    }
-    growth(report["summary"], report["steps"]["build"], scale, scale1_baseline(results_dir, seed))
-    results_file.write_text(json.dumps(report, indent=1) + "\n")
+    Path(report["results_file"]).write_text(json.dumps(report, indent=1) + "\n")
     if verbose:
         print_report(report)
     return report
@@ -921,7 +1184,15 @@ def main(argv: list[str] | None = None) -> int:
                     help="generated data and work files (gitignored)")
     ap.add_argument("--results-dir", type=Path, default=REPO / "benchmarks" / "results")
     ap.add_argument("--threads", default=None, help="DuckDB threads (default: $DUCKDB_THREADS or 2)")
-    ap.add_argument("--memory-limit", default=None, help="DuckDB memory_limit (default: $DUCKDB_MEMORY_LIMIT or 4GB, as profiles.yml)")
+    ap.add_argument("--memory-limit", default=None,
+                    help="DuckDB memory_limit (default: $DUCKDB_MEMORY_LIMIT if set, else none is passed: "
+                         "DuckDB's default, 80%% of RAM, as profiles.yml)")
+    ap.add_argument("--repeat", type=int, default=DEFAULT_REPEAT,
+                    help="paired runs (a fresh dbt build, then the writing peer) whose median ratio is target 2; "
+                         "with --build-only, the fresh builds (default: %(default)s)")
+    ap.add_argument("--build-only", action="store_true",
+                    help="only the raw data and --repeat fresh dbt builds at the run's settings (target 11), "
+                         "no peer and no other step")
     ap.add_argument("--low-memory-limit", default=None, help="a build at this lower memory_limit too (default: none)")
     ap.add_argument("--skip-peer", action="store_true",
                     help="leave out the peer (the SQL script, the VADER pool, the writing step) and its honesty check")
@@ -941,13 +1212,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reference", choices=["both", "whole_rows", "projected"], default="whole_rows",
                     help="which reference variants to run (default: whole rows)")
     a = ap.parse_args(argv)
+    if a.repeat < 1:
+        ap.error("--repeat must be at least 1")
+    if a.build_only:
+        report = run_builds(seed=a.seed, scale=a.scale, cache_dir=a.cache_dir, results_dir=a.results_dir,
+                            threads=a.threads, memory_limit=a.memory_limit, repeat=a.repeat)
+        return 0 if report["summary"]["all_builds_ok"] else 1
     variants = ("whole_rows", "projected") if a.reference == "both" else (a.reference,)
     report = run_bench(seed=a.seed, scale=a.scale, cache_dir=a.cache_dir, results_dir=a.results_dir,
                        threads=a.threads, memory_limit=a.memory_limit, low_memory_limit=a.low_memory_limit,
                        low_memory_build=not a.skip_low_memory_build, reference_variants=variants,
                        rebuild=not a.skip_rebuild, same_work=not a.skip_same_work, with_peer=not a.skip_peer,
                        with_make_test=not a.skip_make_test, eval_sets=not a.skip_eval_sets,
-                       near_duplicates=not a.skip_near_duplicates, pii=not a.skip_pii)
+                       near_duplicates=not a.skip_near_duplicates, pii=not a.skip_pii, repeat=a.repeat)
     steps_ok = all(s["returncode"] == 0 for k, s in report["steps"].items()
                    if k.startswith(("build", "peer", "sentiment", "export", "make_test")))
     return 0 if report["checks_ok"] and steps_ok else 1

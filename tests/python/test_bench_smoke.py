@@ -5,7 +5,9 @@ equal to the marts, and the writing step copies every mart as it is. Times are r
 asserted.
 
 Also: the check does fail when the reference's or the peer's outputs and the marts differ, the
-targets are computed from the run's own steps, the reference's rules behave as the marts' docs
+targets are computed from the run's own steps (target 2 as the median of the paired runs' ratios,
+target 11 from every fresh build, as in a --build-only run), DuckDB's memory_limit is passed only
+when one is set, the reference's rules behave as the marts' docs
 state on hand-made rows, and the peer's SQL agrees with the reference on hand-made CodeUltraFeedback and
 ReVeR rows (the stale variable, string order, quarantine; verdict shapes and broken verdicts).
 
@@ -30,8 +32,9 @@ import pytest
 
 from benchmarks import peer
 from benchmarks import reference as ref
-from benchmarks.run import (PEER_CHECKS, Measurement, beside, compare, format_target, growth, run_bench, scale1_baseline,
-                            summarize, tree_rss_bytes)
+from benchmarks.run import (PEER_CHECKS, Measurement, beside, compare, duckdb_args, duckdb_env, format_target, growth,
+                            memory_limit_in_effect, run_bench, scale1_baseline, summarize, summarize_builds,
+                            tree_rss_bytes)
 from preftools.inputs.contract import DATASETS_BY_KEY
 
 SMOKE_SCALE = 0.005
@@ -39,10 +42,11 @@ SMOKE_SCALE = 0.005
 
 @pytest.fixture(scope="module")
 def bench(tmp_path_factory) -> dict:
-    """One run of the harness at SMOKE_SCALE (no 1 GB build: it is the same build; no rebuild)."""
+    """One run of the harness at SMOKE_SCALE, one paired run (the pairing and its median are
+    tested on hand-made steps below; no low-memory build, no rebuild)."""
     base = tmp_path_factory.mktemp("bench")
     return run_bench(seed=42, scale=SMOKE_SCALE, cache_dir=base / "cache", results_dir=base / "results",
-                     low_memory_build=False, verbose=False, same_work=True)
+                     low_memory_build=False, verbose=False, same_work=True, repeat=1)
 
 
 @pytest.mark.slow
@@ -76,7 +80,11 @@ def test_report_is_complete(bench):
     saved = json.loads(Path(bench["results_file"]).read_text())
     assert Path(bench["results_file"]).name == f"scale{SMOKE_SCALE}.json"
     assert saved["machine"]["nproc"] >= 1 and saved["machine"]["memory_total_bytes"] > 0
-    assert saved["duckdb"]["threads"] and saved["duckdb"]["memory_limit"]
+    assert saved["duckdb"]["threads"] and saved["repeat"] == 1
+    # no memory_limit is passed unless DUCKDB_MEMORY_LIMIT is set; the one in effect is recorded
+    assert saved["duckdb"]["memory_limit"] == (os.environ.get("DUCKDB_MEMORY_LIMIT") or None)
+    assert saved["duckdb"]["memory_limit_in_effect_bytes"] > 0
+    assert saved["duckdb"]["memory_limit_in_effect"] in saved["duckdb"]["memory_limit_text"]
     assert saved["versions"]["duckdb"] and saved["versions"]["dbt-core"]
     assert saved["raw_bytes"] > 0
     assert set(saved["steps"]) == {"floor", "build", "reference_whole_rows", "peer_sql", "peer_vader", "peer",
@@ -101,11 +109,11 @@ def test_report_is_complete(bench):
     for attr in ("wall_seconds", "cpu_seconds"):
         assert steps["writing_peer"][attr] == pytest.approx(
             steps["peer_sql"][attr] + steps["peer_vader"][attr] + steps["peer_write"][attr], abs=0.01)
-    # the targets: 1-4 and 7 measured in this run, 5, 6 and 8 not (no rebuild, no make test, no
+    # the targets: 1-4, 7 and 11 measured in this run, 5, 6 and 8 not (no rebuild, no make test, no
     # build with the eval sets here), 9 only its peak RSS (no build with near duplicates off), 10 not
     # (no build with pii_scan false, no exports)
     targets = saved["summary"]["targets"]
-    assert sorted({t["target"] for t in targets}) == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
+    assert sorted({t["target"] for t in targets}) == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]
     assert all(t["figure"] is None for t in targets if t["target"] in (8, 10))
     assert [t["figure"] is None for t in targets if t["target"] == 9] == [True, True, False]
     # what the near-duplicate detection found, counted from the build's warehouse
@@ -140,6 +148,10 @@ def test_report_is_complete(bench):
     sentiment = alone["model_seconds"]["int_ultrafeedback__critique_sentiment_scores"]
     assert figure(4) == pytest.approx(sentiment / steps["peer_vader"]["wall_seconds"], rel=1e-3)
     assert figure(5) is None and figure(6) is None
+    assert figure(11) == 0 and saved["summary"]["all_builds_ok"]
+    assert [b["run"] for b in saved["summary"]["builds"]] == [1]
+    assert [r["run"] for r in saved["summary"]["paired_runs"]] == [1]
+    assert saved["summary"]["build_over_writing_peer"] == figure(2, "/ writing peer, wall")
     assert figure(7) == pytest.approx(max(steps[k]["peak_rss_bytes"] for k in ("build", "sentiment_alone", "same_work"))
                                       / 1024**3,
                                       abs=1e-3)
@@ -268,36 +280,42 @@ def test_peer_check_detects_differences(bench, tmp_path):
 
 
 def test_growth_is_against_the_scale1_result_of_the_seed(tmp_path):
-    """Target 7's second half: a SCALE=4 run is compared with the scale-1.0 result (scale1.0.json)
-    when it is of the same seed and its build succeeded; no other file is a baseline."""
-    def result(name, seed, scale, wall, rc=0):
-        build = {"wall_seconds": wall, "cpu_seconds": wall * 2, "peak_rss_bytes": 1000, "returncode": rc}
+    """Information at another scale, no limit: the median fresh build of the run over the median
+    fresh build of the scale-1.0 result (scale1.0.json) when it is of the same seed and all its
+    fresh builds succeeded; no other file is a baseline."""
+    def build(wall, rc=0, peak=1000):
+        return {"wall_seconds": wall, "cpu_seconds": wall * 2, "peak_rss_bytes": peak, "returncode": rc}
+
+    def result(name, seed, scale, *walls, rc=0):
+        steps = {"build": build(walls[0], rc), **{f"build_run{k}": build(w) for k, w in enumerate(walls[1:], 2)}}
         (tmp_path / name).write_text(json.dumps({"seed": seed, "scale": scale, "generated_at": "2026-01-01T00:00:00",
-                                                 "steps": {"build": build}, "versions": {"git_commit": "c"}}))
+                                                 "steps": steps, "versions": {"git_commit": "c"}}))
     assert scale1_baseline(tmp_path, 42) is None  # no scale-1.0 result yet
     result("scale0.1.json", 42, 0.1, 5.0)  # another scale
     result("2026-01-01-scale1.0.json", 42, 1.0, 20.0)  # not the scale's results file
     assert scale1_baseline(tmp_path, 42) is None
     result("scale1.0.json", 7, 1.0, 50.0)
     assert scale1_baseline(tmp_path, 42) is None  # another seed
-    result("scale1.0.json", 42, 1.0, 10.0, rc=1)
-    assert scale1_baseline(tmp_path, 42) is None  # a failed build
-    result("scale1.0.json", 42, 1.0, 50.0)
+    result("scale1.0.json", 42, 1.0, 10.0, 50.0, 60.0, rc=1)
+    assert scale1_baseline(tmp_path, 42) is None  # one of its builds failed
+    result("scale1.0.json", 42, 1.0, 40.0, 60.0, 50.0)  # three runs: the median build takes 50 s
     baseline = scale1_baseline(tmp_path, 42)
-    assert baseline["wall_seconds"] == 50.0 and baseline["file"] == str(tmp_path / "scale1.0.json")
+    assert baseline["file"] == str(tmp_path / "scale1.0.json") and baseline["runs"] == 3
+    assert (baseline["wall_seconds"], baseline["cpu_seconds"]) == (50.0, 100.0)
+    result("scale1.0.json", 42, 1.0, 50.0)  # a result of one run: its build
+    assert scale1_baseline(tmp_path, 42)["wall_seconds"] == 50.0
 
     summary = {"targets": []}
-    growth(summary, {"wall_seconds": 200.0, "cpu_seconds": 400.0, "peak_rss_bytes": 3000, "returncode": 0},
-           4.0, baseline)
+    growth(summary, {"build": build(220.0, peak=3000), "build_run2": build(180.0, peak=2000),
+                     "build_run3": build(200.0, peak=4000), "floor": build(1.0)}, 4.0, baseline)
+    assert summary["growth"]["median_build"] == {"wall_seconds": 200.0, "cpu_seconds": 400.0, "peak_rss_bytes": 3000}
     assert summary["growth"]["wall_over_scale1"] == 4.0 and summary["growth"]["peak_rss_over_scale1"] == 3.0
-    assert summary["growth"]["met"]["wall <= 4.5x the scale-1.0 build"] is True
-    slow = {"targets": []}
-    growth(slow, {"wall_seconds": 230.0, "cpu_seconds": 1.0, "peak_rss_bytes": 3 * 1024**3, "returncode": 0},
-           4.0, baseline)
-    assert slow["growth"]["met"]["wall <= 4.5x the scale-1.0 build"] is False
-    assert slow["growth"]["met"]["peak RSS (tree) <= 2.5 GiB"] is False
+    assert "met" not in summary["growth"]  # information: nothing is limited
+    failed = {"targets": []}
+    growth(failed, {"build": build(200.0), "build_run2": build(10.0, rc=1)}, 4.0, baseline)
+    assert failed == {"targets": []}  # a failed build's time is not a figure
     unscaled = {"targets": []}
-    growth(unscaled, {"wall_seconds": 1.0, "cpu_seconds": 1.0, "peak_rss_bytes": 1, "returncode": 0}, 1.0, baseline)
+    growth(unscaled, {"build": build(1.0)}, 1.0, baseline)
     assert unscaled == {"targets": []}
 
 
@@ -397,6 +415,111 @@ def test_targets_from_the_steps_of_one_run():
     # alone) failed, so its peak RSS is not a figure
     assert {t["target"] for t in unmeasured} == {1, 2, 3, 4, 5, 6, 7} and not any(t["met"] for t in unmeasured)
     assert "not measured" in format_target(unmeasured[0])
+
+
+def _paired_steps(runs: list[tuple[float, float, float, float, float, float]]) -> dict[str, Measurement]:
+    """Steps of paired runs, one per (build wall, build CPU, peer wall, peer CPU, writing step wall,
+    writing step CPU): the first run's steps by their plain names, run k's ending in _run<k>."""
+    steps = {}
+    for run, (bw, bc, pw, pc, ww, wc) in enumerate(runs, 1):
+        end = "" if run == 1 else f"_run{run}"
+        steps["build" + end] = _step("build", bw, bc)
+        steps["peer" + end] = _step("peer", pw, pc)
+        steps["peer_write" + end] = _step("peer write", ww, wc)
+        steps["writing_peer" + end] = _step("writing peer", pw + ww, pc + wc)
+    return steps
+
+
+def test_target_2_is_the_median_of_the_paired_runs_ratios():
+    """Target 2: each paired run's build over its own peer and writing peer, then the median of
+    those ratios (not the ratio of the median times); every pair must have run."""
+    steps = _paired_steps([
+        # build, peer, writing step (wall, CPU): build / peer 2.0 wall, 2.0 CPU; / writing peer 1.5, 1.5
+        (30.0, 60.0, 15.0, 30.0, 5.0, 10.0),
+        # build / peer 4.0, 2.2; / writing peer 1.6, 1.5
+        (40.0, 66.0, 10.0, 30.0, 15.0, 14.0),
+        # build / peer 1.2, 1.8; / writing peer 1.1, 1.4
+        (33.0, 63.0, 27.5, 35.0, 2.5, 10.0),
+    ])
+    summary = summarize(steps)
+    by = {t["what"].split(" / ")[-1]: t for t in summary["targets"] if t["target"] == 2}
+    assert by["peer, wall"]["figure"] == 2.0  # median of 2.0, 4.0, 1.2 (the median times give 33 / 15 = 2.2)
+    assert by["peer, CPU"]["figure"] == 2.0  # median of 2.0, 2.2, 1.8
+    assert by["writing peer, wall"]["figure"] == 1.5  # median of 1.5, 1.6, 1.1 (33 / 25 = 1.32 of the medians)
+    assert by["writing peer, CPU"]["figure"] == 1.5  # median of 1.5, 1.5, 1.4
+    assert all("median of 3 paired runs" in t["what"] for t in by.values())
+    assert summary["build_over_peer"] == 2.0 and summary["build_over_writing_peer_cpu"] == 1.5
+    # each run's own figures are in the summary
+    rows = summary["paired_runs"]
+    assert [r["run"] for r in rows] == [1, 2, 3]
+    assert (rows[1]["build_wall_seconds"], rows[1]["peer_wall_seconds"], rows[1]["writing_peer_wall_seconds"]) == \
+        (40.0, 10.0, 25.0)
+    assert (rows[1]["build_over_peer"], rows[1]["build_over_peer_cpu"]) == (4.0, 2.2)
+    assert (rows[2]["build_over_writing_peer"], rows[2]["build_over_writing_peer_cpu"]) == (1.1, 1.4)
+    # an even number of runs: the mean of the two middle ratios
+    two = summarize({k: m for k, m in steps.items() if not k.endswith("_run3")})
+    assert [t["figure"] for t in two["targets"] if t["target"] == 2] == [3.0, 2.1, 1.55, 1.5]
+    # one run's writing step failed: the ratios over the writing peer are not measured, over the peer they are
+    steps["writing_peer_run2"] = _step("writing peer", 25.0, 44.0, rc=1)
+    failed = {t["what"].split(" / ")[-1]: t["figure"] for t in summarize(steps)["targets"] if t["target"] == 2}
+    assert failed == {"peer, wall": 2.0, "peer, CPU": 2.0, "writing peer, wall": None, "writing peer, CPU": None}
+
+
+def test_every_fresh_build_counts_in_targets_7_and_11():
+    """Target 11 counts the fresh builds that failed (limit 0); target 7's peak RSS is the largest
+    of every dbt step, each paired run's build among them."""
+    steps = _paired_steps([(30.0, 60.0, 15.0, 30.0, 5.0, 10.0), (40.0, 66.0, 10.0, 30.0, 15.0, 14.0)])
+    steps["build_run2"] = _step("build", 40.0, 66.0, peak=int(4.5 * 1024**3))
+    targets = {t["target"]: t for t in summarize(steps)["targets"] if t["target"] in (7, 11)}
+    assert targets[7]["figure"] == 4.5 and not targets[7]["met"]
+    assert targets[11]["figure"] == 0 and targets[11]["met"] and "of 2 runs" in targets[11]["what"]
+    steps["build_run2"] = _step("build", 40.0, 66.0, rc=1)
+    summary = summarize(steps)
+    (eleven,) = [t for t in summary["targets"] if t["target"] == 11]
+    assert eleven["figure"] == 1 and not eleven["met"] and not summary["all_builds_ok"]
+
+
+def test_build_only_summary_lists_each_run():
+    """--build-only: each fresh build (ok, wall, CPU, peak RSS), whether all succeeded, and
+    target 11 (how many failed, limit 0) naming the memory_limit in effect."""
+    steps = {"build": _step("dbt build", 200.0, 390.0, peak=int(3.5 * 1024**3)),
+             "build_run2": _step("dbt build, run 2", 210.0, 400.0, peak=int(3.75 * 1024**3)),
+             "build_run3": _step("dbt build, run 3", 190.0, 380.0, peak=int(3.25 * 1024**3))}
+    summary = summarize_builds(steps, "18.8 GiB (DuckDB's default, 80% of RAM)")
+    assert summary["builds"] == [
+        {"run": 1, "ok": True, "wall_seconds": 200.0, "cpu_seconds": 390.0, "peak_rss_bytes": int(3.5 * 1024**3)},
+        {"run": 2, "ok": True, "wall_seconds": 210.0, "cpu_seconds": 400.0, "peak_rss_bytes": int(3.75 * 1024**3)},
+        {"run": 3, "ok": True, "wall_seconds": 190.0, "cpu_seconds": 380.0, "peak_rss_bytes": int(3.25 * 1024**3)}]
+    assert summary["all_builds_ok"]
+    (target,) = summary["targets"]
+    assert (target["target"], target["figure"], target["met"]) == (11, 0, True)
+    assert format_target(target).startswith("target 11: 0 runs (<= 0 runs) met")
+    assert "of 3 runs" in target["what"] and "18.8 GiB (DuckDB's default, 80% of RAM)" in target["what"]
+    steps["build_run3"] = _step("dbt build, run 3", 30.0, 20.0, rc=2)
+    failed = summarize_builds(steps, "4GB")
+    assert not failed["all_builds_ok"] and [b["ok"] for b in failed["builds"]] == [True, True, False]
+    assert (failed["targets"][0]["figure"], failed["targets"][0]["met"]) == (1, False)
+
+
+def test_memory_limit_is_passed_only_when_set():
+    """No memory_limit given: none reaches the children (DUCKDB_MEMORY_LIMIT removed, no
+    --memory-limit, no memory_limit in the peer's DuckDB config), so DuckDB's default applies; the
+    report names the limit in effect as DuckDB reports it."""
+    env = duckdb_env({"DUCKDB_MEMORY_LIMIT": "1GB", "HOME": "/h"}, "2", None)
+    assert env == {"HOME": "/h", "DUCKDB_THREADS": "2"}
+    assert duckdb_env({"HOME": "/h"}, "2", "3GB") == {"HOME": "/h", "DUCKDB_THREADS": "2", "DUCKDB_MEMORY_LIMIT": "3GB"}
+    assert duckdb_args("2", None) == ["--threads", "2"]
+    assert duckdb_args("2", "3GB") == ["--threads", "2", "--memory-limit", "3GB"]
+    assert peer.duckdb_config(2, None) == {"threads": 2}
+    assert peer.duckdb_config(2, "3GB") == {"threads": 2, "memory_limit": "3GB"}
+    with duckdb.connect() as con:
+        default = con.execute("select current_setting('memory_limit')").fetchone()[0]
+    assert memory_limit_in_effect(None)["memory_limit_in_effect"] == default
+    assert memory_limit_in_effect(None)["memory_limit_text"] == f"{default} (DuckDB's default, 80% of RAM)"
+    given = memory_limit_in_effect("2GB")
+    assert given["memory_limit"] == "2GB" and given["memory_limit_text"].endswith("(2GB)")
+    # DuckDB writes 2GB as "1.8 GiB": the bytes are as exact as that figure
+    assert given["memory_limit_in_effect_bytes"] == pytest.approx(2 * 1000**3, rel=0.05)
 
 
 def test_beside_counts_the_nodes_that_ran_during_a_node():
