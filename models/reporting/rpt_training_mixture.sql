@@ -26,7 +26,7 @@ lengths as (
         pair_id,
         chosen_len,
         rejected_len
-    from {{ ref('int_preference_pairs__bias_features').include(database=False) }}
+    from {{ ref('pair_bias_features').include(database=False) }}
 
 ),
 

@@ -8,7 +8,7 @@ with
 
 collapsed as (
 
-    select * from {{ ref('int_preference_pairs__bias_features').include(database=False) }}
+    select * from {{ ref('pair_bias_features').include(database=False) }}
     where max_collapsed_budget >= {{ budget }}
 
 ),

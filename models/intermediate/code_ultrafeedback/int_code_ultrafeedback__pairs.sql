@@ -33,7 +33,7 @@ quarantine as (
     select
         prompt_id,
         reason as quarantine_reason
-    from {{ ref('code_ultrafeedback_published_logic_quarantine').include(database=False) }}
+    from {{ ref('int_code_ultrafeedback__prompts_quarantined').include(database=False) }}
 
 ),
 

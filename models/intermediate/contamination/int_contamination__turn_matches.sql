@@ -10,6 +10,7 @@
 
 with
 
+-- the eval texts with a token, tokenized as eval_items counts them (macro text_tokens)
 eval_texts as (
 
     select
@@ -17,10 +18,18 @@ eval_texts as (
         item_id,
         field,
         turn,
-        n_tokens,
-        {{ text_tokens('text') }} as tokens
-    from {{ ref('eval_items') }}
-    where n_tokens > 0
+        {{ list_size('tokens') }} as n_tokens,
+        tokens
+    from (
+        select
+            eval_set,
+            item_id,
+            field,
+            turn,
+            {{ text_tokens('text') }} as tokens
+        from {{ ref('stg_eval__texts') }}
+    ) as tokenized
+    where {{ list_size('tokens') }} > 0
 
 ),
 

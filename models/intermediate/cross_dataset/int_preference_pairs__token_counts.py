@@ -1,8 +1,8 @@
 """Token counts for truncation_collapse when the var tokenizer_file names a local tokenizer.json:
-per clean training pair of preference_pairs, the tokens of the prompt text and the number of
-leading tokens the chosen and rejected texts share (texts as in int_preference_pairs__bias_features:
-messages' contents joined by a newline; no special tokens added). Built only with that var, on
-DuckDB; counted with the `tokenizers` library."""
+per pair of int_preference_pairs__unioned, the tokens of the prompt text and the number of leading
+tokens the chosen and rejected texts share (texts as in pair_bias_features: messages' contents
+joined by a newline; no special tokens added). Built only with that var, on DuckDB; counted with
+the `tokenizers` library."""
 
 import os
 
@@ -36,7 +36,7 @@ def model(dbt, session):
             "(the one of the model you train, e.g. from its Hub repo), or leave the var out to count 4 characters a token"
         )
     tokenizer = Tokenizer.from_file(path)
-    pairs = dbt.ref("preference_pairs").filter("split = dataset").project(
+    pairs = dbt.ref("int_preference_pairs__unioned").project(
         f"pair_id, {text('prompt')} as prompt_text, {text('chosen')} as chosen_text, {text('rejected')} as rejected_text"
     )
     ids, prompt_tokens, shared_tokens = [], [], []

@@ -16,7 +16,7 @@ quarantine as (
     select
         prompt_id,
         reason
-    from {{ ref('code_ultrafeedback_published_logic_quarantine') }}
+    from {{ ref('int_code_ultrafeedback__prompts_quarantined') }}
 
 ),
 

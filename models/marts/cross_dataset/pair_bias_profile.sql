@@ -1,7 +1,7 @@
 -- How biased each dataset's clean training pairs are, per dataset and per slice (source,
 -- chosen_model): how often the chosen response is the longer one, how length follows the margin,
 -- and how often each format pattern a judge favours appears on each side
--- (int_preference_pairs__bias_features defines lengths and patterns).
+-- (pair_bias_features defines lengths and patterns).
 {%- set patterns = format_patterns() %}
 {%- set slice_kinds = ['dataset', 'source', 'chosen_model'] %}
 
@@ -12,7 +12,7 @@ features as (
     select
         *,
         chosen_len - rejected_len as length_difference
-    from {{ ref('int_preference_pairs__bias_features') }}
+    from {{ ref('pair_bias_features') }}
 
 ),
 

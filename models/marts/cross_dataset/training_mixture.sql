@@ -92,7 +92,7 @@ lengths as (
             when chosen_len < rejected_len then 'rejected'
             else 'equal'
         end as longer_side
-    from {{ ref('int_preference_pairs__bias_features') }}
+    from {{ ref('pair_bias_features') }}
 
 ),
 

@@ -1,6 +1,6 @@
 -- Per dataset and token budget (the var truncation_budgets): how many clean training pairs
 -- collapse when prompt + response are truncated to the budget, i.e. chosen and rejected become the
--- same sequence because they differ only after it (int_preference_pairs__bias_features: 4
+-- same sequence because they differ only after it (pair_bias_features: 4
 -- characters per token).
 {%- set budgets = truncation_budgets() %}
 
@@ -11,7 +11,7 @@ features as (
     select
         dataset,
         max_collapsed_budget
-    from {{ ref('int_preference_pairs__bias_features') }}
+    from {{ ref('pair_bias_features') }}
 
 ),
 

@@ -2,6 +2,7 @@
 -- lengths and format patterns of its two responses, and the largest token budget at which a
 -- truncated pair collapses (chosen and rejected identical after truncation), for
 -- pair_bias_profile, truncation_collapse, their audits and the length-balanced mixture.
+-- Not a public table: protected, in schema intermediate (the export takes schema main only).
 -- A response's text is its messages' contents joined by a newline; lengths in characters.
 -- Collapse at budget B: prompt_len + d >= 4 x B, d = the first character where chosen and
 -- rejected differ (the shorter one's length when one is a prefix of the other); tested as "the
