@@ -370,14 +370,6 @@ KNOWN_VIOLATIONS = {
     # unnested items / entries, the per-match table)
     ("rejoining_of_upstream_concepts", "judge_agreement_summary"),
     ("rejoining_of_upstream_concepts", "rever_verdicts"),
-    # a staging model joins the row keys computed once for it (base_<dataset>__row_keys reads the
-    # raw table's key columns: a window over them, which every model reading the view would run again)
-    ("direct_join_to_source", "stg_code_ultrafeedback__prompts"),
-    ("direct_join_to_source", "stg_ultrafeedback__prompts"),
-    ("rejoining_of_upstream_concepts", "stg_code_ultrafeedback__prompts"),
-    ("rejoining_of_upstream_concepts", "stg_ultrafeedback__prompts"),
-    ("source_fanout", "code_ultrafeedback.code_ultrafeedback"),
-    ("source_fanout", "ultrafeedback.ultrafeedback_binarized_curation"),
     # describes the dbt invocation (seed, raw folder, time), reads no data
     ("root_models", "warehouse_build_info"),
     # each relation's key, read from dbt's graph (the checks tests), reads no data

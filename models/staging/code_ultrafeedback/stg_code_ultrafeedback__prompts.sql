@@ -1,5 +1,9 @@
 -- One row per raw row of coseal/CodeUltraFeedback: a coding instruction, its responses and
 -- the judge's annotations (lists kept as they are; unnested in intermediate models).
+-- A table: the row keys' window runs once per build, and the many models that read it read the
+-- warehouse instead of the raw files.
+{{ config(materialized='table') }}
+
 with
 
 source as (
@@ -22,7 +26,9 @@ typed as (
 
 row_keys as (
 
-    select * from {{ ref('base_code_ultrafeedback__row_keys').include(database=False) }}
+    -- each row's key, from what the row is about: its preference, instruction, models and responses, not their ratings
+    {{ raw_row_keys(source('code_ultrafeedback', 'code_ultrafeedback'), 'code_ultrafeedback', 'prompt_id',
+        ['preference', 'instruction', list_exact_key('models'), list_exact_key('responses', ['x.model', 'x.response'])], contract_key='code_ultrafeedback') }}
 
 ),
 

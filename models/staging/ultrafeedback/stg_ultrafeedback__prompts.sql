@@ -1,6 +1,10 @@
 -- One row per raw row of argilla/ultrafeedback-binarized-curation (a prompt and its rated
 -- completions). Only the fields the warehouse uses are projected out of the completion
 -- structs (the raw rows carry each completion twice, in `completions` and the pick columns).
+-- A table: the row keys' window runs once per build, and the many models that read it read the
+-- warehouse instead of the raw files.
+{{ config(materialized='table') }}
+
 with
 
 source as (
@@ -23,7 +27,9 @@ typed as (
 
 row_keys as (
 
-    select * from {{ ref('base_ultrafeedback__row_keys').include(database=False) }}
+    -- each row's key, from what the row is about: its source, instruction and completions' models and responses, not their ratings
+    {{ raw_row_keys(source('ultrafeedback', 'ultrafeedback_binarized_curation'), 'ultrafeedback', 'prompt_id',
+        ['source', 'instruction', list_exact_key('completions', ['x.model', 'x.response'])], contract_key='ultrafeedback') }}
 
 ),
 
