@@ -70,19 +70,9 @@ rever_pairs as (
 
 ),
 
--- every break rever_integrity records for the pair's id (not_kept cannot concern a kept pair)
-rever_flags as (
-
-    select
-        id,
-        {{ sorted_distinct_list_agg('kind') }} as integrity_flags
-    from {{ ref('rever_integrity').include(database=False) }}
-    where id is not null and kind != 'not_kept'
-    group by id
-
-),
-
--- pairs the upstream retention rule keeps: the chosen response scores strictly higher
+-- pairs the upstream retention rule keeps: the chosen response scores strictly higher. No flag
+-- here: a pair's own flags are the breaks rever_integrity (a mart) records for its id, which
+-- preference_pairs adds
 rever_kept_pairs as (
 
     select
@@ -100,11 +90,9 @@ rever_kept_pairs as (
         '{{ builtin_score_ranges()['rever'].score_kind }}' as score_kind,
         rever_pairs.score_margin,
         rever_pairs.margin,
-        coalesce(rever_flags.integrity_flags, {{ empty_string_list() }}) as integrity_flags,
+        {{ empty_string_list() }} as integrity_flags,
         2 as registry_order
     from rever_pairs
-    left join rever_flags
-        on rever_pairs.id = rever_flags.id
     where rever_pairs.kept
 
 ),

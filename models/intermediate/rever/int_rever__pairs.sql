@@ -1,19 +1,14 @@
 -- One row per pair id, from either dataset: the pair's rubric (ReVeR-Traces-Rubric) and its
 -- two trajectories (ReVeR-Traces-Judge), chosen and rejected, joined by id. When an id has
 -- several trajectories of one candidate, the first (file, row number) is used and
--- n_trajectories tells. Scores are compared Hard Rules first, then Principles; `kept` is the
--- upstream retention rule (chosen strictly higher), NULL when a side has no score.
+-- n_trajectories tells. The sides' scores are int_rever__trajectories_scored's. Scores are
+-- compared Hard Rules first, then Principles; `kept` is the upstream retention rule (chosen
+-- strictly higher), NULL when a side has no score.
 -- rever_pairs adds the pair's integrity flags (preference_pairs'), rever_integrity reads the
 -- counts and preference_pairs the kept pairs.
 {%- set scale = builtin_score_ranges()['rever'] %}
 
 with
-
-trajectories as (
-
-    select * from {{ ref('rever_trajectories').include(database=False) }}
-
-),
 
 rubrics as (
 
@@ -27,6 +22,18 @@ primary_rubrics as (
 
 ),
 
+-- every trajectory's pair id and candidate, for the counts
+trajectory_keys as (
+
+    select
+        id,
+        candidate,
+        source
+
+    from {{ ref('int_rever__trajectories_parsed').include(database=False) }}
+
+),
+
 trajectory_counts as (
 
     select
@@ -36,24 +43,38 @@ trajectory_counts as (
         count(case when candidate = 'rejected' then 1 end) as n_rejected,
         min(source) as trajectory_source
 
-    from trajectories
+    from trajectory_keys
     where id is not null
     group by id
 
 ),
 
-chosen as (
+-- the trajectory that stands for each side, with its score. Each side reads the two tables
+-- itself: a CTE both sides read would be materialized by DuckDB, every text included.
+{%- for side in ['chosen', 'rejected'] %}
+{{ side }} as (
 
-    select * from trajectories where candidate = 'chosen' and is_pair_member
+    select
+        parsed.trajectory_id,
+        parsed.id,
+        parsed.instruction,
+        parsed.response,
+        parsed.used_tool,
+        scores.verdict_status,
+        scores.hard_rules_satisfied,
+        scores.principle_mean,
+        scores.response_score,
+        scores.n_hard_rules,
+        scores.n_principles,
+        scores.criteria_match_rubric
+
+    from {{ ref('int_rever__trajectories_parsed').include(database=False) }} as parsed
+    inner join {{ ref('int_rever__trajectories_scored').include(database=False) }} as scores
+        on parsed.trajectory_id = scores.trajectory_id
+    where parsed.candidate = '{{ side }}' and scores.is_pair_member
 
 ),
-
-rejected as (
-
-    select * from trajectories where candidate = 'rejected' and is_pair_member
-
-),
-
+{% endfor %}
 pair_ids as (
 
     select id from primary_rubrics

@@ -1,7 +1,7 @@
 -- One row per trajectory x rubric item of its task (the `rubrics` list of the user message),
 -- with the item kind read from the tag that ends the criterion. Trajectories whose task has
--- no rubric list, or an empty one, produce no row here: rever_trajectories flags them
--- (verdict_status malformed_user_message / no_rubric_items).
+-- no rubric list, or an empty one, produce no row here: int_rever__trajectories_scored gives
+-- them their verdict_status (malformed_user_message / no_rubric_items).
 with
 
 trajectories as (

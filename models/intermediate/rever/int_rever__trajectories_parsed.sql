@@ -1,7 +1,7 @@
 -- One row per judge trajectory (raw row of ReVeR-Traces-Judge): the task of the user message
 -- (instruction, response, rubric items) and the verdict entries of the LAST <judge> block of
 -- the last assistant message, parsed once. Nothing is evaluated: malformed text gives NULLs
--- and flags, which rever_trajectories turns into a verdict_status.
+-- and flags, which int_rever__trajectories_scored turns into a verdict_status.
 with
 
 trajectories as (

@@ -1,7 +1,8 @@
 -- One row per trajectory x entry of its verdict (the last <judge> block), in either shape:
 -- a list entry {rubric_id, score, explanation} or a map member "rubric_id": {score,
 -- explanation}. Trajectories without a parsable verdict, or with an empty one, produce no
--- row here: rever_trajectories flags them (no_judge_block, malformed_json, missing_items, ...).
+-- row here: int_rever__trajectories_scored gives them their verdict_status (no_judge_block,
+-- malformed_json, missing_items, ...).
 with
 
 trajectories as (

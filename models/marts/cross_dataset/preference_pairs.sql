@@ -6,15 +6,17 @@
 -- the export writes: the dataset name for training pairs, `<dataset>_flagged` for flagged pairs
 -- (kept out of training unless the var train_on_flagged_pairs is true). The built-in datasets
 -- whose groups the `datasets` var enables come first, then the `extra_datasets` entries in order.
--- Every dataset's pairs get the same checks here, beside its own: identical_responses,
--- empty_response, score_not_higher, duplicate_pair (an exact copy of an earlier pair of the same
--- dataset), cross_dataset_duplicate (the same texts, lower-cased with white space collapsed, in
--- a dataset registered earlier; the first copy stays clean), eval_contamination (a user turn
--- of the prompt matches an item of a registered eval set: contamination_matches) and the
--- near-duplicate checks of int_near_duplicates__pair_flags: near_duplicate_pair (the same
--- comparison, edited or not, as an earlier pair), label_conflict (the same comparison with the
--- preference reversed) and near_identical_responses; contains_secret (a text holds a secret:
--- int_pii__findings) and, with the var pii_flag_personal true, contains_personal_data.
+-- Every dataset's pairs get the same checks here, beside its own (int_preference_pairs__unioned's
+-- integrity_flags; for ReVeR, the kinds of break rever_integrity records for the pair's id):
+-- identical_responses, empty_response, score_not_higher, duplicate_pair (an exact copy of an
+-- earlier pair of the same dataset), cross_dataset_duplicate (the same texts, lower-cased with
+-- white space collapsed, in a dataset registered earlier; the first copy stays clean),
+-- eval_contamination (a user turn of the prompt matches an item of a registered eval set:
+-- contamination_matches) and the near-duplicate checks of int_near_duplicates__pair_flags:
+-- near_duplicate_pair (the same comparison, edited or not, as an earlier pair), label_conflict
+-- (the same comparison with the preference reversed) and near_identical_responses;
+-- contains_secret (a text holds a secret: int_pii__findings) and, with the var pii_flag_personal
+-- true, contains_personal_data.
 {%- set train_on_flagged = var('train_on_flagged_pairs', false) | string | lower in ['true', '1', 'yes'] %}
 
 with
@@ -54,6 +56,21 @@ pii_pairs as (
 
 ),
 
+{% if dataset_enabled('rever') -%}
+-- the ReVeR pairs' own flags: every break rever_integrity records for the pair's id (not_kept
+-- cannot concern a kept pair)
+rever_flags as (
+
+    select
+        {{ preference_pair_id('rever', 'id') }} as pair_id,
+        {{ sorted_distinct_list_agg('kind') }} as integrity_flags
+    from {{ ref('rever_integrity') }}
+    where id is not null and kind != 'not_kept'
+    group by id
+
+),
+
+{% endif -%}
 -- the keys of the duplicate checks, and the checks' windows, on a narrow table (pair_id is unique
 -- across datasets): windows over the wide rows would sort every text. An exact copy has the same
 -- prompt text, so the exact texts are hashed only for the pairs whose prompt text repeats within
@@ -140,11 +157,16 @@ ranked as (
 
 ),
 
--- the checks every dataset gets
+-- the dataset's own flags, and the checks every dataset gets
 checked as (
 
     select
         unioned.*,
+        {%- if dataset_enabled('rever') %}
+        {{ sorted_union_lists('unioned.integrity_flags', 'rever_flags.integrity_flags') }} as dataset_flags,
+        {%- else %}
+        unioned.integrity_flags as dataset_flags,
+        {%- endif %}
         {{ flag_list([
             ('unioned.chosen is not distinct from unioned.rejected', 'identical_responses'),
             (messages_are_empty('unioned.chosen') ~ ' or ' ~ messages_are_empty('unioned.rejected'), 'empty_response'),
@@ -166,6 +188,10 @@ checked as (
         on unioned.pair_id = near_duplicate_flags.pair_id
     left join pii_pairs
         on unioned.pair_id = pii_pairs.pair_id
+    {%- if dataset_enabled('rever') %}
+    left join rever_flags
+        on unioned.pair_id = rever_flags.pair_id
+    {%- endif %}
 
 ),
 
@@ -201,7 +227,7 @@ final as (
     from (
         select
             *,
-            {{ sorted_union_lists('integrity_flags', 'shared_flags') }} as all_flags
+            {{ sorted_union_lists('dataset_flags', 'shared_flags') }} as all_flags
         from checked
     ) as flagged
 
