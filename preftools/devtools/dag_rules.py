@@ -370,6 +370,23 @@ def staging_dependent_on_marts_or_intermediate(p: Project, c: Config) -> list[Vi
             if p.resources[u].type == "model" and p.resources[u].model_type in ("marts", "intermediate")]
 
 
+# the layers in the order data flows through them; a model reads its own layer or earlier ones
+LAYER_ORDER = {"base": 0, "staging": 0, "intermediate": 1, "marts": 2, "reporting": 3, "audits": 3}
+
+
+@rule
+def model_dependent_on_later_layer(p: Project, c: Config) -> list[Violation]:
+    """A model that reads a model of a later layer (an intermediate model reading a mart, a mart
+    reading an audit): data flows staging -> intermediate -> marts -> audits and reporting. Not
+    an evaluator rule: this project's own, beside the evaluator's two staging rules."""
+    layer = lambda r: LAYER_ORDER.get(r.model_type)  # noqa: E731
+    return [Violation("model_dependent_on_later_layer", m.name,
+                      f"{m.model_type} model reads {p.resources[u].model_type} model {p.name(u)}", m.model_type)
+            for m in p.of_type("model") if layer(m) is not None
+            for u in sorted(p.parents[m.uid], key=p.name)
+            if p.resources[u].type == "model" and (layer(p.resources[u]) or 0) > layer(m)]
+
+
 @rule
 def staging_dependent_on_staging(p: Project, c: Config) -> list[Violation]:
     return [Violation("staging_dependent_on_staging", m.name, f"reads staging model {p.name(u)}")
