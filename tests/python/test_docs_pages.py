@@ -107,3 +107,118 @@ def test_the_checks_see_what_they_look_for():
     assert LINK.findall(prose(text)) == ["docs/x.md#y", "https://example.org", "#local"]
     assert slug("dbt-project-evaluator's rules") == "dbt-project-evaluators-rules"
     assert slug("Train with `TRL`") == "train-with-trl"
+
+
+# ============================================================================ the README's journeys
+
+def readme_prose() -> str:
+    """The README's prose: no fenced blocks, code spans or link targets (where digits are no figures)."""
+    return re.sub(r"\]\([^)]*\)", "]", prose(README.read_text(encoding="utf-8")))
+
+
+def _yaml(path: Path):
+    import yaml
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+def _upstream_bug_in_the_sample() -> bool:
+    """UltraFeedback's raw completions hold overall_score 10 on responses whose fine-grained
+    score (the aspect ratings' mean) is at most 2."""
+    import duckdb
+    files = str(REPO / "sample_data" / "openbmb" / "UltraFeedback" / "*.jsonl")
+    with duckdb.connect() as con:
+        (n,) = con.execute("select count(*) from (select unnest(completions) as c from read_json_auto(?))"
+                           " where c.overall_score = 10 and c.\"fine-grained_score\" <= 2", [files]).fetchone()
+    return n > 0
+
+
+def _secret_kinds() -> int:
+    import csv
+    with open(REPO / "seeds" / "pii_patterns.csv", newline="") as f:
+        return sum(row["category"] == "secret" for row in csv.DictReader(f))
+
+
+def _supported_pythons() -> list[str]:
+    (line,) = [x for x in (REPO / "Makefile").read_text().splitlines() if x.startswith("SUPPORTED_PYTHONS :=")]
+    return line.split(":=")[1].split()
+
+
+# Every figure in the README's prose (a number, or a count from three up), with what keeps it true:
+# the phrase as the README says it, and a check against the code, the examples or the bundled
+# sample. A figure the README gains needs its line here; one the README loses fails until its line goes.
+def _figures() -> dict[str, callable]:
+    from contamination_reference import DEFAULTS as CONTAMINATION
+    from near_duplicates_reference import DEFAULTS as NEAR
+
+    from benchmarks.reference import ASPECTS
+    project = _yaml(REPO / "dbt_project.yml")
+    extra = _yaml(REPO / "examples" / "extra_datasets.yml")["extra_datasets"]
+    return {
+        "three public preference": lambda: len(project["vars"]["datasets"]) == 3,
+        "a critique score of 1 as 10": _upstream_bug_in_the_sample,
+        "the four aspect ratings": lambda: len(ASPECTS) == 4,
+        "Python 3.11-3.13": lambda: _supported_pythons() == ["3.11", "3.12", "3.13"],
+        "five entries, one per shape": lambda: len(extra) == 5 and {e["shape"] for e in extra} == {
+            "preference", "rated_completions", "transcript"},
+        "shared 8-grams": lambda: CONTAMINATION["ngram"] == 8,
+        "seven benchmarks": lambda: len(_yaml(REPO / "examples" / "eval_sets.yml")["eval_sets"]) == 7,
+        "word 5-gram Jaccard >= 0.8": lambda: (NEAR["ngram"], NEAR["threshold"]) == (5, 0.8),
+        "seven formats": lambda: _secret_kinds() == 7,
+    }
+
+
+FIGURE = re.compile(r"(?<![\w.-])(\d+(?:[.,]\d+)*|three|four|five|six|seven|eight|nine|ten|eleven|twelve)(?!\w)",
+                    re.IGNORECASE)
+
+
+def test_every_readme_figure_is_kept_true():
+    text = " ".join(readme_prose().split())
+    figures = _figures()
+    covered = [(m.start(), m.end()) for phrase in figures for m in re.finditer(re.escape(phrase), text)]
+    loose = [text[max(0, m.start() - 30):m.end() + 20] for m in FIGURE.finditer(text)
+             if not any(a <= m.start() < b for a, b in covered)]
+    assert loose == [], f"README figures no test keeps true (add each to _figures()): {loose}"
+    assert [p for p in figures if p not in text] == [], "figures the README no longer says"
+    assert [p for p, check in figures.items() if not check()] == []
+
+
+def readme_sections() -> dict[str, str]:
+    """The README's text by `## ` heading."""
+    parts = re.split(r"^## (.+)$", README.read_text(encoding="utf-8"), flags=re.MULTILINE)
+    return dict(zip(parts[1::2], parts[2::2]))
+
+
+def shell_lines(text: str) -> list[str]:
+    return [line.split("#")[0].strip() for block in re.findall(r"^```bash\n(.*?)^```", text, re.DOTALL | re.MULTILINE)
+            for line in block.splitlines() if line.strip()]
+
+
+def test_readme_commands_exist():
+    """Every `make <target>` and `preftools <command>` the README names is one."""
+    from preftools.__main__ import COMMANDS
+
+    readme = README.read_text(encoding="utf-8")
+    text = " ".join([m.group(0) for m in FENCE.finditer(readme)] + CODE_SPAN.findall(readme))  # code, not prose
+    targets = {name for line in (REPO / "Makefile").read_text().splitlines() if line.startswith(".PHONY:")
+               for name in line.split(":", 1)[1].split()}
+    assert sorted(set(re.findall(r"\bmake ([a-z][\w-]*)", text)) - targets) == []
+    assert sorted(set(re.findall(r"\bpreftools ([a-z][\w-]*)", text)) - set(COMMANDS)) == []
+
+
+def test_readme_journeys_carry_their_steps():
+    """The journeys a new user follows from the README: the audit report has its command; the
+    example registry builds first offline, on the bundled sample, which holds every entry's
+    files; the TRL snippet says which install it needs."""
+    from extra_reference import entry_files
+
+    sections = readme_sections()
+    commands = [line for section in sections.values() for line in shell_lines(section)]
+    assert any(re.match(r"(preftools|make) report\b", c) for c in commands), commands
+
+    registry = shell_lines(sections["Add your own datasets"])
+    assert registry[0] == 'dbt build --vars "$(cat examples/extra_datasets.yml)"', registry
+    for entry in _yaml(REPO / "examples" / "extra_datasets.yml")["extra_datasets"]:
+        assert entry_files(entry, REPO / "sample_data"), f"sample_data/ has no files of the entry {entry['name']}"
+
+    trl = sections["Train with TRL"]
+    assert "make install-clients" in trl[:trl.index("from trl import")], trl

@@ -149,3 +149,17 @@ def test_install_makes_preftools_importable_from_anywhere(tmp_path):
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert Path(proc.stdout.strip()) == REPO / "preftools" / "dbt_runtime" / "lock_check.py"
+
+
+def test_help_lists_every_target_one_line_each():
+    """`make help` (and `make` alone) lists each target the Makefile declares .PHONY, once, on one line
+    with what it does."""
+    phony = {name for line in (REPO / "Makefile").read_text().splitlines() if line.startswith(".PHONY:")
+             for name in line.split(":", 1)[1].split()}
+    proc = run_make("help")
+    assert proc.returncode == 0, proc.stderr
+    listed = [line.split(None, 2) for line in proc.stdout.splitlines()]
+    assert all(len(words) == 3 and words[0] == "make" for words in listed), proc.stdout
+    names = [words[1] for words in listed]
+    assert sorted(names) == sorted(phony), (sorted(set(names) ^ phony), proc.stdout)
+    assert run_make().stdout == proc.stdout
