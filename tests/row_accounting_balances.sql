@@ -21,7 +21,7 @@ raw_files as (
 raw_counts as (
 
     select
-        dataset_key,
+        dataset_key as dataset,
         sum(n_rows) as raw_rows
     from raw_files
     group by dataset_key
@@ -31,22 +31,22 @@ raw_counts as (
 accounted as (
 
     select
-        dataset_key,
+        dataset,
         sum(n_rows) as accounted_rows
     from accounting
-    group by dataset_key
+    group by dataset
 
 ),
 
 compared as (
 
     select
-        coalesce(raw_counts.dataset_key, accounted.dataset_key) as dataset_key,
+        coalesce(raw_counts.dataset, accounted.dataset) as dataset,
         coalesce(raw_counts.raw_rows, 0) as raw_rows,
         coalesce(accounted.accounted_rows, 0) as accounted_rows
     from raw_counts
     full outer join accounted
-        on raw_counts.dataset_key = accounted.dataset_key
+        on raw_counts.dataset = accounted.dataset
 
 )
 

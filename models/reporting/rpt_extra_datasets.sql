@@ -44,11 +44,11 @@ pair_counts as (
 raw_rows as (
 
     select
-        dataset_key as dataset,
+        dataset,
         max(raw_rows) as n_raw_rows,
         cast(sum(case when outcome = 'rejected' then n_rows else 0 end) as bigint) as n_rejected
     from row_accounting
-    group by dataset_key
+    group by dataset
 
 ),
 

@@ -19,14 +19,14 @@ row_accounting as (
 final as (
 
     select
-        row_accounting.dataset_key as dataset,
+        row_accounting.dataset,
         row_accounting.destination as reason,
         cast(sum(row_accounting.n_rows) as bigint) as n_rows
     from row_accounting
     inner join entries
-        on row_accounting.dataset_key = entries.dataset
+        on row_accounting.dataset = entries.dataset
     where row_accounting.outcome = 'rejected'
-    group by row_accounting.dataset_key, row_accounting.destination
+    group by row_accounting.dataset, row_accounting.destination
 
 )
 

@@ -53,13 +53,23 @@ def test_raw_rows_are_the_files_row_counts(warehouse: Warehouse):
         files = registry.data_files(e, warehouse.raw_dir)
         assert files, e.name
         want[e.name] = sum(file_rows(f) for f in files)
-    got = {r["dataset_key"]: r["raw_rows"] for r in warehouse.rows(
-        "select distinct dataset_key, raw_rows from row_accounting")}
+    got = {r["dataset"]: r["raw_rows"] for r in warehouse.rows(
+        "select distinct dataset, raw_rows from row_accounting")}
     assert got == want
     # ... and each dataset's outcomes add up to them (what row_accounting_balances checks)
-    sums = {r["dataset_key"]: r["n"] for r in warehouse.rows(
-        "select dataset_key, sum(n_rows) as n from row_accounting group by dataset_key")}
+    sums = {r["dataset"]: r["n"] for r in warehouse.rows(
+        "select dataset, sum(n_rows) as n from row_accounting group by dataset")}
     assert sums == want
+
+
+def test_every_table_names_the_dataset_dataset(warehouse: Warehouse):
+    """A query copied from one table to another keeps working: the column holding the dataset
+    is `dataset` in row_accounting as in preference_pairs, and no table of main says dataset_key."""
+    assert warehouse.rows("select table_name from information_schema.columns "
+                          "where table_schema = 'main' and column_name = 'dataset_key'") == []
+    query = "select count(*) from main.{} where dataset = 'ultrafeedback'"
+    assert warehouse.scalar(query.format("preference_pairs")) > 0
+    assert warehouse.scalar(query.format("row_accounting")) > 0
 
 
 def test_ultrafeedback_pair_rule_and_reasons(warehouse: Warehouse):

@@ -49,7 +49,7 @@ def test_build_succeeds_and_accounting_balances(planted_build):
     assert result.returncode == 0, result.output[-6000:]
     assert "row_accounting_balances" in result.output
     with duckdb.connect(str(db), read_only=True) as con:
-        accounted = dict(con.execute("""select dataset_key, sum(n_rows) from row_accounting
+        accounted = dict(con.execute("""select dataset, sum(n_rows) from row_accounting
             where outcome != 'raw' group by 1""").fetchall())
         assert con.execute("select count(*) from row_accounting where destination = 'unexplained'").fetchone()[0] == 0
     for key, n in manifest["rows"].items():

@@ -105,7 +105,7 @@ def test_bad_values_do_not_fail_the_build(faulty):
 
 def test_every_raw_row_is_accounted_for(faulty):
     raw, db, _ = faulty
-    accounted = dict(rows(db, "select dataset_key, sum(n_rows) from row_accounting group by 1"))
+    accounted = dict(rows(db, "select dataset, sum(n_rows) from row_accounting group by 1"))
     for key in ("ultrafeedback", "code_ultrafeedback", "code_ultrafeedback_standard", "rever_judge", "rever_rubric"):
         assert accounted[key] == sum(count_rows(p) for p in DATASETS_BY_KEY[key].data_files(raw)), key
     assert rows(db, "select count(*) from row_accounting where destination = 'unexplained'") == [(0,)]
@@ -181,7 +181,7 @@ def test_build_only_the_datasets_you_have(tmp_path):
     db = tmp_path / "wh.duckdb"
     run_dbt(["build", "--vars", "{datasets: [ultrafeedback]}"], raw, db, tmp_path)  # as a user types it: unit tests too
     assert rows(db, "select distinct dataset from preference_pairs") == [("ultrafeedback",)]
-    assert {k for (k,) in rows(db, "select distinct dataset_key from row_accounting")} == {"ultrafeedback"}
+    assert {k for (k,) in rows(db, "select distinct dataset from row_accounting")} == {"ultrafeedback"}
     tables = {t for (t,) in rows(db, "select table_name from information_schema.tables where table_schema = 'main'")}
     assert not any(t.startswith(("code_", "rever_", "judge_")) for t in tables), tables
 

@@ -542,7 +542,7 @@ def test_rejects_equal_the_reference(warehouse, reference):
 def test_row_accounting_balances(name, warehouse, reference):
     """One block per entry: its raw rows (the reference's count of the raw files' rows), every one
     a pair (kept or flagged) or a reject."""
-    block = warehouse.rows("select * from main.row_accounting where dataset_key = ?", [name])
+    block = warehouse.rows("select * from main.row_accounting where dataset = ?", [name])
     n_raw = reference.raw_rows[name]
     assert n_raw > 0
     assert block, f"no row_accounting block for {name}"

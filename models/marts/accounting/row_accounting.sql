@@ -91,7 +91,7 @@ pair_flags as (
 {{ d.key }}_outcomes as (
 
     select
-        '{{ d.key }}' as dataset_key,
+        '{{ d.key }}' as dataset,
         case when is_all_flagged then 'flagged' else 'in_marts' end as outcome,
         case when is_all_flagged then first_flag else '{{ d.destination }}' end as destination,
         {{ d.kept_rows }} as n_rows
@@ -99,7 +99,7 @@ pair_flags as (
     group by 1, 2, 3
     union all
     select
-        '{{ d.key }}' as dataset_key,
+        '{{ d.key }}' as dataset,
         'rejected' as outcome,
         reason as destination,
         count(*) as n_rows
@@ -114,7 +114,7 @@ pair_flags as (
 extra_outcomes as (
 
     select
-        pair_flags.dataset as dataset_key,
+        pair_flags.dataset,
         case when pair_flags.is_all_flagged then 'flagged' else 'in_marts' end as outcome,
         case when pair_flags.is_all_flagged then pair_flags.first_flag else 'preference_pairs' end as destination,
         count(*) as n_rows
@@ -124,7 +124,7 @@ extra_outcomes as (
     group by 1, 2, 3
     union all
     select
-        dataset as dataset_key,
+        dataset,
         'rejected' as outcome,
         reason as destination,
         count(*) as n_rows
@@ -137,7 +137,7 @@ extra_outcomes as (
 eval_outcomes as (
 
     select
-        eval_set as dataset_key,
+        eval_set as dataset,
         'in_marts' as outcome,
         'eval_items' as destination,
         count(distinct item_id) as n_rows
@@ -161,7 +161,7 @@ outcomes as (
 raw_counts as (
 
     select
-        dataset_key,
+        dataset_key as dataset,
         sum(n_rows) as raw_rows
     from raw_files
     group by 1
@@ -170,18 +170,18 @@ raw_counts as (
 
 registry as (
 
-    select dataset_key, hub_id from {{ ref('dataset_registry') }}
+    select dataset_key as dataset, hub_id from {{ ref('dataset_registry') }}
     union all
-    select dataset as dataset_key, hub_id from {{ ref('extra_datasets') }}
+    select dataset, hub_id from {{ ref('extra_datasets') }}
     union all
-    select eval_set as dataset_key, hub_id from {{ ref('eval_sets') }}
+    select eval_set as dataset, hub_id from {{ ref('eval_sets') }}
 
 ),
 
 final as (
 
     select
-        outcomes.dataset_key,
+        outcomes.dataset,
         registry.hub_id,
         cast(raw_counts.raw_rows as bigint) as raw_rows,
         outcomes.outcome,
@@ -189,9 +189,9 @@ final as (
         cast(outcomes.n_rows as bigint) as n_rows
     from outcomes
     left join raw_counts
-        on outcomes.dataset_key = raw_counts.dataset_key
+        on outcomes.dataset = raw_counts.dataset
     left join registry
-        on outcomes.dataset_key = registry.dataset_key
+        on outcomes.dataset = registry.dataset
     where outcomes.n_rows > 0
 
 )
