@@ -313,6 +313,23 @@ def test_the_build_succeeds(built):
 
 
 @pytest.mark.slow
+def test_the_warning_names_the_table_and_the_var(wh, built):
+    """Beside the warning of contamination_within_limit (between its START and WARN lines): the
+    table whose rows it counts, as a query that gives that count, and the var that sets the limit."""
+    lines = ANSI.sub("", built[2]).splitlines()
+    start = next(i for i, line in enumerate(lines) if "START test contamination_within_limit" in line)
+    warn = next(i for i, line in enumerate(lines) if re.search(r"WARN \d+ contamination_within_limit", line))
+    n_warned = int(re.search(r"WARN (\d+) contamination_within_limit", lines[warn]).group(1))
+    assert n_warned > 0  # the build's eval sets are over the limit (the generator plants them)
+    beside = "\n".join(lines[start:warn])
+    limit = ref.settings(EVAL_VARS.get("contamination"))["max_eval_share"]
+    assert f"var contamination's max_eval_share = {limit}" in beside, beside
+    table, where = re.search(r"read them in (\S+) where (\w+)", beside).groups()
+    assert (table, where) == ("main.contamination_summary", "exceeds_limit")
+    assert wh.scalar(f"select count(*) from {table} where {where}") == n_warned
+
+
+@pytest.mark.slow
 def test_eval_items_equal_the_reference(wh, reference):
     got = wh.rows(f"select {', '.join(ref.EVAL_ITEM_COLUMNS)} from main.eval_items")
     diffs = _diff(got, reference.eval_items, ("eval_set", "item_id", "field", "turn"), ref.EVAL_ITEM_COLUMNS)
