@@ -1,7 +1,7 @@
 """What changed between two builds of the warehouse: every table and view, row by row, down to
 the training pairs that appeared, vanished, flipped or moved between splits.
 
-    python -m preftools.diff OLD NEW --out DIR      (or `preftools diff`, `make diff OLD=... NEW=...`)
+    python -m preftools.diff OLD NEW --out DIR [--no-progress]   (or `preftools diff`, `make diff OLD=... NEW=...`)
 
 OLD and NEW are two warehouse files (two builds of two raw revisions, of two seeds, before and
 after a change of a rule or a registry entry). Both are ATTACHed read-only to one in-memory DuckDB
@@ -66,6 +66,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
+from tqdm.auto import tqdm
 
 from preftools import warehouse
 from preftools.cli import EXIT_ERROR, os_error_message, run
@@ -397,8 +398,9 @@ def summary(con, old_path: Path, new_path: Path, old_revision: str) -> str:
 # the diff
 
 
-def diff(old_path: Path, new_path: Path, out_dir: Path) -> str:
-    """Write out_dir/diff.duckdb and out_dir/diff.md; return the summary."""
+def diff(old_path: Path, new_path: Path, out_dir: Path, progress: bool = True) -> str:
+    """Write out_dir/diff.duckdb and out_dir/diff.md; return the summary. With ``progress``, a
+    progress bar on stderr: the relations compared, the rows read so far and the one being read."""
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -421,9 +423,16 @@ def diff(old_path: Path, new_path: Path, out_dir: Path) -> str:
         con.execute(OUTPUT_SCHEMA)
         relations = list_relations(con)
         keys = read_keys(con)
-        for label, rel in relations.items():
-            diff_relation(con, rel, keys.get(label))
-        diff_pairs(con, relations)
+        n_rows = 0
+        with tqdm(total=len(relations), desc="relations", unit="relation", disable=not progress, leave=True) as bar:
+            for label, rel in relations.items():
+                bar.set_postfix_str(f"{n_rows:,} rows compared; {label}")
+                diff_relation(con, rel, keys.get(label))
+                n_rows += con.execute("select n_old + n_new from out.relations where relation = ?", [label]).fetchone()[0]
+                bar.update()
+            bar.set_postfix_str(f"{n_rows:,} rows compared; matching the training pairs")
+            diff_pairs(con, relations)
+            bar.set_postfix_str(f"{n_rows:,} rows compared")
         text = summary(con, old_path, new_path, revision(con, "old"))
         con.execute("detach out")
     except duckdb.Error as exc:
@@ -452,9 +461,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("old", help="the earlier build's .duckdb file")
     parser.add_argument("new", help="the later build's .duckdb file")
     parser.add_argument("--out", default="diff", help="folder for diff.duckdb and diff.md (default: diff/)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
     try:
-        text = diff(Path(args.old), Path(args.new), Path(args.out))
+        text = diff(Path(args.old), Path(args.new), Path(args.out), progress=not args.no_progress)
     except DiffError as exc:
         print(f"diff: error: {exc}", file=sys.stderr)
         return EXIT_ERROR

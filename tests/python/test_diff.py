@@ -239,6 +239,18 @@ def test_clear_one_line_errors(tmp_path, capsys):
         assert err.startswith("diff: error: NEW: ") and message in err and new in err and err.count("\n") == 1
 
 
+def test_progress_counts_relations_and_rows(tmp_path, capsys):
+    # two relations of main (meta is not compared): t with 5 then 7 rows, u with 1 and 1
+    old = make_warehouse(tmp_path / "old.duckdb", "create table t as from range(5); create table u as select 1 as id")
+    new = make_warehouse(tmp_path / "new.duckdb", "create table t as from range(7); create table u as select 1 as id")
+    assert diff_tool.main([str(old), str(new), "--out", str(tmp_path / "out")]) == 0
+    updates = [u.strip() for u in capsys.readouterr().err.replace("\r", "\n").splitlines() if u.strip()]
+    assert any("0/2" in u and "main.t" in u for u in updates), updates  # names the relation it is reading
+    assert "2/2" in updates[-1] and "14 rows compared" in updates[-1], updates
+    assert diff_tool.main([str(old), str(new), "--out", str(tmp_path / "out"), "--no-progress"]) == 0
+    assert capsys.readouterr().err == ""
+
+
 def test_a_writer_lock_is_one_line(tmp_path):
     path = make_warehouse(tmp_path / "w.duckdb", "create table t as select 1 as id")
     holder = subprocess.Popen([sys.executable, "-c", "import duckdb, sys; c = duckdb.connect(sys.argv[1]); "
