@@ -10,43 +10,48 @@
       contamination: {ngram: 8, threshold: 0.5, max_eval_share: 2.0}
 
     eval_sets() -> the entries, checked, with defaults filled in; a wrong entry stops the build
-    with one line naming the entry, the key and the fix. -#}
+    with one line naming the entry, the key and the fix (check_vars, before any model). -#}
 {% macro eval_sets(raw=none, report=false) %}
-    {%- set raw = (var('eval_sets', []) if raw is none else raw) or [] -%}
+    {{ return(checked_var(eval_sets_checked((var('eval_sets', []) if raw is none else raw) or []), report, [])) }}
+{% endmacro %}
+
+{#- The entries with defaults filled in, or the line saying what is wrong with the first wrong one
+    (preftools/inputs/registry.py eval_sets says the same). -#}
+{% macro eval_sets_checked(raw) %}
     {%- set entries = [] -%}
     {%- set names = [] -%}
     {%- if raw is string or raw is mapping -%}
-        {{ return(registry_problem("var eval_sets must be a list of entries (`eval_sets: [{name: ..., hub_id: ..., fields: [...]}]`), got: " ~ raw, report)) }}
+        {{ return("var eval_sets must be a list of entries (`eval_sets: [{name: ..., hub_id: ..., fields: [...]}]`), got: " ~ raw) }}
     {%- endif -%}
     {%- for e in raw -%}
         {%- set where = 'eval_sets entry ' ~ loop.index ~ ((' (' ~ e.get('name') ~ ')') if e is mapping and e.get('name') else '') -%}
         {%- if e is not mapping -%}
-            {{ return(registry_problem(where ~ ': an entry is a mapping with name, hub_id and fields, got: ' ~ e, report)) }}
+            {{ return(where ~ ': an entry is a mapping with name, hub_id and fields, got: ' ~ e) }}
         {%- endif -%}
-        {%- set unknown = e.keys() | reject('in', ['name', 'hub_id', 'config', 'splits', 'fields']) | list -%}
-        {%- if unknown -%}
-            {{ return(registry_problem(where ~ ': unknown key(s) ' ~ (unknown | join(', ')) ~ ' -- the keys are name, hub_id, config, splits, fields', report)) }}
-        {%- endif -%}
+        {%- set keys = ['name', 'hub_id', 'config', 'splits', 'fields'] -%}
+        {%- for key in e.keys() | reject('in', keys) -%}
+            {{ return(where ~ ': unknown key ' ~ key ~ did_you_mean(key, keys, 'keys')) }}
+        {%- endfor -%}
         {%- if not (e.get('name') is string and modules.re.fullmatch('[a-z][a-z0-9_]*', e.get('name'))) -%}
-            {{ return(registry_problem(where ~ ': `name` must be snake_case (lower-case letters, digits, _), e.g. name: truthfulqa; got: ' ~ e.get('name'), report)) }}
+            {{ return(where ~ ': `name` must be snake_case (lower-case letters, digits, _), e.g. name: truthfulqa; got: ' ~ e.get('name')) }}
         {%- endif -%}
         {%- if e.get('name') in names or e.get('name') in builtin_dataset_names() or e.get('name') in raw_contract().keys() | list
                 or e.get('name') in (var('extra_datasets', []) or []) | map(attribute='name') | list -%}
-            {{ return(registry_problem(where ~ ': name ' ~ e.get('name') ~ ' is already taken (a dataset or an earlier entry: row_accounting names both) -- pick another name', report)) }}
+            {{ return(where ~ ': name ' ~ e.get('name') ~ ' is already taken (a dataset or an earlier entry: row_accounting names both) -- pick another name') }}
         {%- endif -%}
         {%- if not (e.get('hub_id') is string and modules.re.fullmatch('[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*', e.get('hub_id'))) -%}
-            {{ return(registry_problem(where ~ ': `hub_id` must be <org>/<dataset> as on the Hub, e.g. hub_id: truthfulqa/truthful_qa; got: ' ~ e.get('hub_id'), report)) }}
+            {{ return(where ~ ': `hub_id` must be <org>/<dataset> as on the Hub, e.g. hub_id: truthfulqa/truthful_qa; got: ' ~ e.get('hub_id')) }}
         {%- endif -%}
         {%- set fields = e.get('fields') -%}
         {%- if not (fields is sequence and fields is not string and fields | length > 0 and fields | reject('string') | list | length == 0 and '' not in fields) -%}
-            {{ return(registry_problem(where ~ ': `fields` is a list of the column names holding the eval texts, e.g. fields: [question]; got: ' ~ fields, report)) }}
+            {{ return(where ~ ': `fields` is a list of the column names holding the eval texts, e.g. fields: [question]; got: ' ~ fields) }}
         {%- endif -%}
         {%- set splits = e.get('splits') -%}
         {%- if splits is not none and not (splits is sequence and splits is not string and splits | length > 0 and splits | reject('string') | list | length == 0 and '' not in splits) -%}
-            {{ return(registry_problem(where ~ ': `splits` is a list of split names, e.g. splits: [test]; got: ' ~ splits, report)) }}
+            {{ return(where ~ ': `splits` is a list of split names, e.g. splits: [test]; got: ' ~ splits) }}
         {%- endif -%}
         {%- if e.get('config') is not none and not (e.get('config') is string and e.get('config')) -%}
-            {{ return(registry_problem(where ~ ': `config` is the name of one of the repo\'s configs (subsets), e.g. config: main; got: ' ~ e.get('config'), report)) }}
+            {{ return(where ~ ': `config` is the name of one of the repo\'s configs (subsets), e.g. config: main; got: ' ~ e.get('config')) }}
         {%- endif -%}
         {%- do names.append(e.get('name')) -%}
         {%- do entries.append({'name': e.get('name'), 'hub_id': e.get('hub_id'), 'config': e.get('config'), 'splits': splits,
@@ -56,26 +61,26 @@
 {% endmacro %}
 
 {#- The var `contamination` with its defaults: {ngram, threshold, max_eval_share}. -#}
-{% macro contamination_settings() %}
-    {%- set given = var('contamination', {}) or {} -%}
+{% macro contamination_settings(report=false) %}
+    {{ return(checked_settings('contamination', var('contamination', {}) or {}, {'ngram': 8, 'threshold': 0.5, 'max_eval_share': 2.0},
+        contamination_problem, report)) }}
+{% endmacro %}
+
+{#- What is wrong with the var contamination (`given`; `settings`: with the defaults), or ''. -#}
+{% macro contamination_problem(given, settings) %}
     {%- if given is not mapping -%}
-        {{ exceptions.raise_compiler_error('var contamination is a mapping, e.g. contamination: {ngram: 8, threshold: 0.5, max_eval_share: 2.0}; got: ' ~ given) }}
+        {{ return('var contamination is a mapping, e.g. contamination: {ngram: 8, threshold: 0.5, max_eval_share: 2.0}; got: ' ~ given) }}
     {%- endif -%}
-    {%- set unknown = given.keys() | reject('in', ['ngram', 'threshold', 'max_eval_share']) | list -%}
-    {%- if unknown -%}
-        {{ exceptions.raise_compiler_error('var contamination: unknown key(s) ' ~ (unknown | join(', ')) ~ ' -- the keys are ngram, threshold, max_eval_share') }}
-    {%- endif -%}
-    {%- set settings = {'ngram': given.get('ngram', 8), 'threshold': given.get('threshold', 0.5), 'max_eval_share': given.get('max_eval_share', 2.0)} -%}
     {%- if not (settings.ngram is integer and settings.ngram is not boolean and settings.ngram >= 1) -%}
-        {{ exceptions.raise_compiler_error('var contamination: `ngram` is a whole number of tokens >= 1, e.g. ngram: 8; got: ' ~ settings.ngram) }}
+        {{ return('var contamination: `ngram` is a whole number of tokens >= 1, e.g. ngram: 8; got: ' ~ settings.ngram) }}
     {%- endif -%}
     {%- if not (settings.threshold is number and settings.threshold is not boolean and 0 <= settings.threshold < 1) -%}
-        {{ exceptions.raise_compiler_error('var contamination: `threshold` is the share of an eval text\'s tokens that must be covered, from 0 to below 1, e.g. threshold: 0.5; got: ' ~ settings.threshold) }}
+        {{ return('var contamination: `threshold` is the share of an eval text\'s tokens that must be covered, from 0 to below 1, e.g. threshold: 0.5; got: ' ~ settings.threshold) }}
     {%- endif -%}
     {%- if not (settings.max_eval_share is number and settings.max_eval_share is not boolean and 0 <= settings.max_eval_share <= 100) -%}
-        {{ exceptions.raise_compiler_error('var contamination: `max_eval_share` is a percentage of an eval set, from 0 to 100, e.g. max_eval_share: 2.0; got: ' ~ settings.max_eval_share) }}
+        {{ return('var contamination: `max_eval_share` is a percentage of an eval set, from 0 to 100, e.g. max_eval_share: 2.0; got: ' ~ settings.max_eval_share) }}
     {%- endif -%}
-    {{ return(settings) }}
+    {{ return('') }}
 {% endmacro %}
 
 {#- `dbt run-operation eval_sets_cases --args '{cases: [[entry, ...], ...]}'` logs each

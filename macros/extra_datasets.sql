@@ -12,7 +12,7 @@
         license: mit
 
     extra_datasets() -> the entries, checked, with defaults filled in; a wrong entry stops the
-    build with one line naming the entry, the key and the fix. -#}
+    build with one line naming the entry, the key and the fix (check_vars, before any model). -#}
 
 {% macro builtin_dataset_names() %}
     {{ return(['ultrafeedback', 'code_ultrafeedback', 'rever']) }}
@@ -40,75 +40,82 @@
 {% endmacro %}
 
 {% macro extra_datasets(raw=none, report=false) %}
-    {%- set raw = (var('extra_datasets', []) if raw is none else raw) or [] -%}
+    {{ return(checked_var(extra_datasets_checked((var('extra_datasets', []) if raw is none else raw) or []), report, [])) }}
+{% endmacro %}
+
+{#- The entries with defaults filled in, or the line saying what is wrong with the first wrong one. -#}
+{% macro extra_datasets_checked(raw) %}
     {%- set shapes = extra_shape_columns() -%}
     {%- set entries = [] -%}
     {%- set names = [] -%}
     {%- if raw is string or raw is mapping -%}
-        {{ return(registry_problem("var extra_datasets must be a list of entries (`extra_datasets: [{name: ..., hub_id: ..., shape: ..., columns: {...}}]`), got: " ~ raw, report)) }}
+        {{ return("var extra_datasets must be a list of entries (`extra_datasets: [{name: ..., hub_id: ..., shape: ..., columns: {...}}]`), got: " ~ raw) }}
     {%- endif -%}
     {%- for e in raw -%}
         {%- set where = 'extra_datasets entry ' ~ loop.index ~ ((' (' ~ e.get('name') ~ ')') if e is mapping and e.get('name') else '') -%}
         {%- if e is not mapping -%}
-            {{ return(registry_problem(where ~ ': an entry is a mapping with name, hub_id, shape and columns, got: ' ~ e, report)) }}
+            {{ return(where ~ ': an entry is a mapping with name, hub_id, shape and columns, got: ' ~ e) }}
         {%- endif -%}
-        {%- set unknown = e.keys() | reject('in', ['name', 'hub_id', 'shape', 'splits', 'config', 'columns', 'score_range', 'pairing', 'license']) | list -%}
-        {%- if unknown -%}
-            {{ return(registry_problem(where ~ ': unknown key(s) ' ~ (unknown | join(', ')) ~ ' -- the keys are name, hub_id, shape, splits, config, columns, score_range, pairing, license', report)) }}
-        {%- endif -%}
+        {%- set keys = ['name', 'hub_id', 'shape', 'splits', 'config', 'columns', 'score_range', 'pairing', 'license'] -%}
+        {%- for key in e.keys() | reject('in', keys) -%}
+            {{ return(where ~ ': unknown key ' ~ key ~ did_you_mean(key, keys, 'keys')) }}
+        {%- endfor -%}
         {%- if not (e.get('name') is string and modules.re.fullmatch('[a-z][a-z0-9_]*', e.get('name'))) -%}
-            {{ return(registry_problem(where ~ ': `name` must be snake_case (lower-case letters, digits, _), e.g. name: h4_ultrafeedback; got: ' ~ e.get('name'), report)) }}
+            {{ return(where ~ ': `name` must be snake_case (lower-case letters, digits, _), e.g. name: h4_ultrafeedback; got: ' ~ e.get('name')) }}
         {%- endif -%}
         {%- if e.get('name').endswith('_flagged') -%}
-            {{ return(registry_problem(where ~ ': a name may not end in _flagged (the export names a dataset\'s flagged split `<name>_flagged`) -- pick another name', report)) }}
+            {{ return(where ~ ': a name may not end in _flagged (the export names a dataset\'s flagged split `<name>_flagged`) -- pick another name') }}
         {%- endif -%}
         {%- if e.get('name') in names or e.get('name') in builtin_dataset_names() or e.get('name') in raw_contract().keys() | list -%}
-            {{ return(registry_problem(where ~ ': name ' ~ e.get('name') ~ ' is already taken (a built-in dataset or an earlier entry) -- pick another name', report)) }}
+            {{ return(where ~ ': name ' ~ e.get('name') ~ ' is already taken (a built-in dataset or an earlier entry) -- pick another name') }}
         {%- endif -%}
         {%- if not (e.get('hub_id') is string and modules.re.fullmatch('[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*', e.get('hub_id'))) -%}
-            {{ return(registry_problem(where ~ ': `hub_id` must be <org>/<dataset> as on the Hub, e.g. hub_id: Anthropic/hh-rlhf; got: ' ~ e.get('hub_id'), report)) }}
+            {{ return(where ~ ': `hub_id` must be <org>/<dataset> as on the Hub, e.g. hub_id: Anthropic/hh-rlhf; got: ' ~ e.get('hub_id')) }}
         {%- endif -%}
         {%- if e.get('shape') not in shapes -%}
-            {{ return(registry_problem(where ~ ': `shape` must be one of preference, rated_completions, transcript; got: ' ~ e.get('shape'), report)) }}
+            {{ return(where ~ ': `shape` must be one of preference, rated_completions, transcript; got: ' ~ e.get('shape')) }}
         {%- endif -%}
         {%- set required, optional = shapes[e.get('shape')] -%}
         {%- set columns = e.get('columns') if e.get('columns') is mapping else {} -%}
+        {%- for key in columns.keys() | reject('in', required + optional) -%}
+            {{ return(where ~ ': `columns` maps ' ~ key ~ ', not a canonical name of shape ' ~ e.get('shape')
+                ~ did_you_mean(key, required + optional, 'canonical names')) }}
+        {%- endfor -%}
         {%- set missing = required | reject('in', columns.keys() | list) | list -%}
-        {%- set extra = columns.keys() | reject('in', required + optional) | list -%}
-        {%- if missing or extra -%}
-            {{ return(registry_problem(where ~ ': `columns` maps the canonical names of shape ' ~ e.get('shape') ~ ' (required: '
-                ~ (required | join(', ')) ~ '; optional: ' ~ (optional | join(', ')) ~ ') to the dataset\'s column names'
-                ~ ('; missing: ' ~ (missing | join(', ')) if missing else '') ~ ('; unknown: ' ~ (extra | join(', ')) if extra else ''), report)) }}
+        {%- if missing -%}
+            {{ return(where ~ ': `columns` maps the canonical names of shape ' ~ e.get('shape') ~ ' (required: '
+                ~ (required | join(', ')) ~ '; optional: ' ~ (optional | join(', ')) ~ ') to the dataset\'s column names; missing: '
+                ~ (missing | join(', '))) }}
         {%- endif -%}
         {%- for key, column in columns.items() -%}
             {%- set paths = column if key == 'rating' and column is sequence and column is not string else [column] -%}
             {%- if not paths or paths | reject('string') | list or '' in paths -%}
-                {{ return(registry_problem(where ~ ': `columns` maps ' ~ key ~ ' to ' ~ column ~ ' -- give a column name' ~ (' or a list of field paths' if key == 'rating' else ''), report)) }}
+                {{ return(where ~ ': `columns` maps ' ~ key ~ ' to ' ~ column ~ ' -- give a column name' ~ (' or a list of field paths' if key == 'rating' else '')) }}
             {%- endif -%}
         {%- endfor -%}
         {%- set ratings = ([columns.rating] if columns.rating is string else columns.rating) if e.get('shape') == 'rated_completions' else [] -%}
         {%- if e.get('shape') == 'rated_completions' and not (ratings and ratings | reject('string') | list | length == 0) -%}
-            {{ return(registry_problem(where ~ ': `columns.rating` is a field path inside a completion (e.g. annotations.helpfulness.Rating) or a list of them', report)) }}
+            {{ return(where ~ ': `columns.rating` is a field path inside a completion (e.g. annotations.helpfulness.Rating) or a list of them') }}
         {%- endif -%}
         {%- set scored = e.get('shape') == 'rated_completions' or 'chosen_score' in columns or 'rejected_score' in columns -%}
         {%- if e.get('shape') == 'preference' and scored and not ('chosen_score' in columns and 'rejected_score' in columns) -%}
-            {{ return(registry_problem(where ~ ': map both chosen_score and rejected_score, or neither', report)) }}
+            {{ return(where ~ ': map both chosen_score and rejected_score, or neither') }}
         {%- endif -%}
         {%- set score_range = e.get('score_range') -%}
         {%- if (scored or score_range is not none) and not (score_range is sequence and score_range is not string and score_range | length == 2
                 and score_range | select('number') | reject('boolean') | list | length == 2 and score_range[0] < score_range[1]) -%}
-            {{ return(registry_problem(where ~ ': a scored dataset needs `score_range: [lowest, highest]` (numbers, lowest < highest), e.g. score_range: [1, 10]; got: ' ~ score_range, report)) }}
+            {{ return(where ~ ': a scored dataset needs `score_range: [lowest, highest]` (numbers, lowest < highest), e.g. score_range: [1, 10]; got: ' ~ score_range) }}
         {%- endif -%}
         {%- set splits = e.get('splits') -%}
         {%- if splits is not none and not (splits is sequence and splits is not string and splits | length > 0 and splits | reject('string') | list | length == 0 and '' not in splits) -%}
-            {{ return(registry_problem(where ~ ': `splits` is a list of split names, e.g. splits: [train]; got: ' ~ splits, report)) }}
+            {{ return(where ~ ': `splits` is a list of split names, e.g. splits: [train]; got: ' ~ splits) }}
         {%- endif -%}
         {%- if e.get('config') is not none and not (e.get('config') is string and e.get('config')) -%}
-            {{ return(registry_problem(where ~ ': `config` is the name of one of the repo\'s configs (subsets), e.g. config: helpful-base; got: ' ~ e.get('config'), report)) }}
+            {{ return(where ~ ': `config` is the name of one of the repo\'s configs (subsets), e.g. config: helpful-base; got: ' ~ e.get('config')) }}
         {%- endif -%}
         {%- set pairing = e.get('pairing') or ('best_vs_lower' if e.get('shape') == 'rated_completions' else none) -%}
         {%- if e.get('shape') == 'rated_completions' and pairing not in ['best_vs_lower', 'all_pairs'] or e.get('shape') != 'rated_completions' and e.get('pairing') -%}
-            {{ return(registry_problem(where ~ ': `pairing` is best_vs_lower (default) or all_pairs, for shape rated_completions only; got: ' ~ e.get('pairing'), report)) }}
+            {{ return(where ~ ': `pairing` is best_vs_lower (default) or all_pairs, for shape rated_completions only; got: ' ~ e.get('pairing')) }}
         {%- endif -%}
         {%- do names.append(e.get('name')) -%}
         {%- do entries.append({
@@ -119,13 +126,6 @@
         }) -%}
     {%- endfor -%}
     {{ return(entries) }}
-{% endmacro %}
-
-{#- A wrong entry: stop the build with one line (`report`: return the line instead, for
-    extra_datasets_cases). -#}
-{% macro registry_problem(message, report) %}
-    {%- if not report -%}{{ exceptions.raise_compiler_error(message) }}{%- endif -%}
-    {{ return(message) }}
 {% endmacro %}
 
 {#- `dbt run-operation extra_datasets_cases --args '{cases: [[entry, ...], ...]}'` logs each
@@ -226,28 +226,34 @@
 
 {#- The var `mixture`, {dataset: fraction}, checked: every name a dataset this build has (an
     enabled built-in group or an `extra_datasets` entry), every fraction a number in [0, 1]. -#}
-{% macro mixture_fractions() %}
+{% macro mixture_fractions(report=false) %}
     {%- set mixture = var('mixture', {}) or {} -%}
-    {%- set known = build_dataset_names() -%}
+    {{ return(checked_var(mixture_problem(mixture) or mixture, report, {})) }}
+{% endmacro %}
+
+{% macro mixture_problem(mixture) %}
     {%- if mixture is not mapping -%}
-        {{ exceptions.raise_compiler_error('var mixture must map dataset names to fractions, e.g. mixture: {ultrafeedback: 0.5, hh_helpful: 1.0}; got: ' ~ mixture) }}
+        {{ return('var mixture must map dataset names to fractions, e.g. mixture: {ultrafeedback: 0.5, hh_helpful: 1.0}; got: ' ~ mixture) }}
     {%- endif -%}
+    {%- if extra_datasets(report=true) is string -%}{{ return('') }}{%- endif -%}  {#- (no names to check against: its own line says why) -#}
+    {%- set known = build_dataset_names() -%}
     {%- for name, fraction in mixture.items() -%}
         {%- if name not in known -%}
-            {{ exceptions.raise_compiler_error('var mixture: ' ~ name ~ ' is not a dataset of this build (' ~ (known | join(', ')) ~ ') -- register it in extra_datasets or enable its group in the datasets var') }}
+            {{ return('var mixture: unknown dataset ' ~ name ~ did_you_mean(name, known, 'datasets of this build')
+                ~ ('' if closest_name(name, known) else ' (register it in extra_datasets, or enable its group in the datasets var)')) }}
         {%- endif -%}
         {%- if not (fraction is number and fraction is not boolean and 0 <= fraction <= 1) -%}
-            {{ exceptions.raise_compiler_error('var mixture: the fraction of ' ~ name ~ ' must be a number from 0 to 1 (the share of its clean pairs to take); got: ' ~ fraction) }}
+            {{ return('var mixture: the fraction of ' ~ name ~ ' must be a number from 0 to 1 (the share of its clean pairs to take); got: ' ~ fraction) }}
         {%- endif -%}
     {%- endfor -%}
-    {{ return(mixture) }}
+    {{ return('') }}
 {% endmacro %}
 
 {#- The var `mixture_max_pairs_per_prompt_cluster`, checked: none (no cap) or a whole number >= 1. -#}
-{% macro mixture_max_pairs_per_prompt_cluster() %}
+{% macro mixture_max_pairs_per_prompt_cluster(report=false) %}
     {%- set k = var('mixture_max_pairs_per_prompt_cluster', none) -%}
     {%- if k is not none and not (k is integer and k is not boolean and k >= 1) -%}
-        {{ exceptions.raise_compiler_error('var mixture_max_pairs_per_prompt_cluster: the most pairs training_mixture takes from one prompt cluster, a whole number >= 1 (or leave it out for no cap), e.g. mixture_max_pairs_per_prompt_cluster: 2; got: ' ~ k) }}
+        {{ return(checked_var('var mixture_max_pairs_per_prompt_cluster: the most pairs training_mixture takes from one prompt cluster, a whole number >= 1 (or leave it out for no cap), e.g. mixture_max_pairs_per_prompt_cluster: 2; got: ' ~ k, report, none)) }}
     {%- endif -%}
     {{ return(k) }}
 {% endmacro %}

@@ -7,36 +7,33 @@
     same-comparison group but its first; none flags them all. bands x rows: the MinHash LSH
     banding that finds the candidate prompt pairs (each verified exactly). -#}
 {% macro near_duplicate_settings(given=none, report=false) %}
-    {%- set given = (var('near_duplicates', {}) if given is none else given) or {} -%}
-    {%- set keys = ['enabled', 'ngram', 'threshold', 'keep', 'bands', 'rows'] -%}
-    {%- set example = 'e.g. near_duplicates: {enabled: true, ngram: 5, threshold: 0.8, keep: one, bands: 20, rows: 5}' -%}
+    {{ return(checked_settings('near_duplicates', (var('near_duplicates', {}) if given is none else given) or {},
+        {'enabled': true, 'ngram': 5, 'threshold': 0.8, 'keep': 'one', 'bands': 20, 'rows': 5}, near_duplicate_problem, report)) }}
+{% endmacro %}
+
+{#- What is wrong with the var near_duplicates (`given`; `s`: with the defaults), or ''. -#}
+{% macro near_duplicate_problem(given, s) %}
     {%- if given is not mapping -%}
-        {{ return(registry_problem('var near_duplicates is a mapping, ' ~ example ~ '; got: ' ~ given, report)) }}
+        {{ return('var near_duplicates is a mapping, e.g. near_duplicates: {enabled: true, ngram: 5, threshold: 0.8, keep: one, bands: 20, rows: 5}; got: ' ~ given) }}
     {%- endif -%}
-    {%- set unknown = given.keys() | reject('in', keys) | list -%}
-    {%- if unknown -%}
-        {{ return(registry_problem('var near_duplicates: unknown key(s) ' ~ (unknown | join(', ')) ~ ' -- the keys are ' ~ (keys | join(', ')), report)) }}
-    {%- endif -%}
-    {%- set s = {'enabled': given.get('enabled', true), 'ngram': given.get('ngram', 5), 'threshold': given.get('threshold', 0.8),
-                 'keep': given.get('keep', 'one'), 'bands': given.get('bands', 20), 'rows': given.get('rows', 5)} -%}
     {%- if s.enabled is not boolean -%}
-        {{ return(registry_problem('var near_duplicates: `enabled` is true or false; got: ' ~ s.enabled, report)) }}
+        {{ return('var near_duplicates: `enabled` is true or false; got: ' ~ s.enabled) }}
     {%- endif -%}
     {%- if not (s.ngram is integer and s.ngram is not boolean and s.ngram >= 1) -%}
-        {{ return(registry_problem('var near_duplicates: `ngram` is a whole number of tokens >= 1, e.g. ngram: 5; got: ' ~ s.ngram, report)) }}
+        {{ return('var near_duplicates: `ngram` is a whole number of tokens >= 1, e.g. ngram: 5; got: ' ~ s.ngram) }}
     {%- endif -%}
     {%- if not (s.threshold is number and s.threshold is not boolean and 0 < s.threshold <= 1) -%}
-        {{ return(registry_problem('var near_duplicates: `threshold` is the Jaccard similarity at or above which two texts are near, greater than 0 and at most 1, e.g. threshold: 0.8; got: ' ~ s.threshold, report)) }}
+        {{ return('var near_duplicates: `threshold` is the Jaccard similarity at or above which two texts are near, greater than 0 and at most 1, e.g. threshold: 0.8; got: ' ~ s.threshold) }}
     {%- endif -%}
     {%- if s.keep not in ['one', 'none'] -%}
-        {{ return(registry_problem('var near_duplicates: `keep` is one (the first copy of a same-comparison group stays clean) or none (every copy is flagged); got: ' ~ s.keep, report)) }}
+        {{ return('var near_duplicates: `keep` is one (the first copy of a same-comparison group stays clean) or none (every copy is flagged); got: ' ~ s.keep) }}
     {%- endif -%}
     {%- for key in ['bands', 'rows'] -%}
         {%- if not (s[key] is integer and s[key] is not boolean and 1 <= s[key] <= 64) -%}
-            {{ return(registry_problem('var near_duplicates: `' ~ key ~ '` is a whole number from 1 to 64 (the LSH banding: bands x rows MinHash values), e.g. bands: 20, rows: 5; got: ' ~ s[key], report)) }}
+            {{ return('var near_duplicates: `' ~ key ~ '` is a whole number from 1 to 64 (the LSH banding: bands x rows MinHash values), e.g. bands: 20, rows: 5; got: ' ~ s[key]) }}
         {%- endif -%}
     {%- endfor -%}
-    {{ return(s) }}
+    {{ return('') }}
 {% endmacro %}
 
 {#- `dbt run-operation near_duplicate_settings_cases --args '{cases: [{...}, ...]}'` logs each

@@ -134,6 +134,34 @@ def extra_datasets(vars: dict) -> list[Entry]:
     return out
 
 
+def closest_name(name: Any, known: Iterable[str]) -> str | None:
+    """The name of ``known`` fewest single-character edits (insert, delete, replace) from ``name``,
+    the first of equals, when at most a third of its length (at least 1) away; else None. The
+    rule of macros/check_vars.sql's closest_name, which the build's messages use."""
+    name = str(name)
+    best, most = None, max(1, len(name) // 3)
+    for candidate in known:
+        above = list(range(len(candidate) + 1))
+        for i, a in enumerate(name, 1):
+            row = [i]
+            for j, b in enumerate(candidate, 1):
+                row.append(min(above[j] + 1, row[j - 1] + 1, above[j - 1] + (a != b)))
+            above = row
+        if above[-1] <= most:
+            best, most = candidate, above[-1] - 1
+    return best
+
+
+def did_you_mean(name: Any, known: Iterable[str], kind: str) -> str:
+    """The end of a line about a ``name`` that is none of ``known`` (its ``kind``: keys, ...), as
+    macros/check_vars.sql's did_you_mean words it."""
+    known = list(known)
+    closest = closest_name(name, known)
+    if closest:
+        return f": did you mean {closest}?"
+    return f" -- the {kind} are {', '.join(known)}" if known else ""
+
+
 def _entry(index: int, raw: Any) -> Entry:
     label = f"extra_datasets entry {index + 1}"
     if not isinstance(raw, dict):
@@ -147,7 +175,7 @@ def _entry(index: int, raw: Any) -> Entry:
 
     unknown = [k for k in raw if k not in KEYS]
     if unknown:
-        fail(unknown[0], "is not an entry key", f"the keys are {', '.join(KEYS)}")
+        raise ValueError(f"{label}: unknown key {unknown[0]}{did_you_mean(unknown[0], KEYS, 'keys')}")
     if not isinstance(name, str) or not NAME_RE.fullmatch(name):
         fail("name", f"is {name!r}", "use snake_case: lower-case letters, digits and _ (h4_ultrafeedback)")
     if name in BUILT_IN_NAMES:
@@ -163,13 +191,14 @@ def _entry(index: int, raw: Any) -> Entry:
     columns = raw.get("columns")
     if not isinstance(columns, dict):
         fail("columns", f"is {columns!r}", "map each canonical name to a column: {chosen: chosen, rejected: rejected}")
+    names = REQUIRED_COLUMNS[shape] + OPTIONAL_COLUMNS[shape]
+    unknown = [c for c in columns if c not in names]
+    if unknown:
+        raise ValueError(f"{label}: `columns` maps {unknown[0]}, not a canonical name of shape {shape}"
+                         f"{did_you_mean(unknown[0], names, 'canonical names')}")
     missing = [c for c in REQUIRED_COLUMNS[shape] if c not in columns]
     if missing:
         fail("columns", f"has no {', '.join(missing)}", f"a {shape} entry maps {', '.join(REQUIRED_COLUMNS[shape])}")
-    unknown = [c for c in columns if c not in REQUIRED_COLUMNS[shape] + OPTIONAL_COLUMNS[shape]]
-    if unknown:
-        fail("columns", f"maps {', '.join(map(str, unknown))}, not a name of shape {shape}",
-             f"map {', '.join(REQUIRED_COLUMNS[shape] + OPTIONAL_COLUMNS[shape])}")
     for canonical, column in columns.items():
         paths = column if canonical == "rating" and isinstance(column, list) else [column]
         if not paths or not all(isinstance(p, str) and p for p in paths):
@@ -233,9 +262,9 @@ def eval_sets(vars: dict) -> list[EvalSet]:
 
         if not isinstance(e, dict):
             fail(f"an entry is a mapping with name, hub_id and fields, got: {e}")
-        unknown = [str(k) for k in e if k not in EVAL_SET_KEYS]
+        unknown = [k for k in e if k not in EVAL_SET_KEYS]
         if unknown:
-            fail(f"unknown key(s) {', '.join(unknown)} -- the keys are {', '.join(EVAL_SET_KEYS)}")
+            fail(f"unknown key {unknown[0]}{did_you_mean(unknown[0], EVAL_SET_KEYS, 'keys')}")
         name, hub_id, fields, splits, config = (e.get(k) for k in ("name", "hub_id", "fields", "splits", "config"))
         if not (isinstance(name, str) and NAME_RE.fullmatch(name)):
             fail(f"`name` must be snake_case (lower-case letters, digits, _), e.g. name: truthfulqa; got: {name}")

@@ -67,6 +67,8 @@ REGISTRY_CASES = [
     ([_h4(name="H4")], "name"),
     ([_h4(name="h4_flagged")], "name"),
     ([_h4(name="h4", extra_key=1)], "extra_key"),
+    ([_h4(columns=None, colums=H4_COLUMNS)], "unknown key colums: did you mean columns?"),
+    ([_h4(columns={**H4_COLUMNS, "chosen_scor": "x"})], "`columns` maps chosen_scor, not a canonical name of shape preference: did you mean chosen_score?"),
     ([_h4(columns={"chosen": "chosen"})], "columns"),
     ([_h4(columns={**H4_COLUMNS, "chosen_text": "x"})], "columns"),
     ([_h4(columns={**H4_COLUMNS, "chosen": 3})], "columns"),

@@ -921,6 +921,7 @@ EVAL_SET_CASES = [
     ([_bench(config="")], "config"),
     ([_bench(config=3)], "config"),
     ([_bench(shape="preference")], "shape"),
+    ([_bench(fields=None, feilds=["question"])], "unknown key feilds: did you mean fields?"),
     (["bench"], "mapping"),
     ({"name": "bench"}, "must be a list"),
 ]
