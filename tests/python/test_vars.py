@@ -59,6 +59,13 @@ def test_the_known_vars_are_the_vars_the_project_reads():
         assert set(yaml.safe_load(example.read_text())) <= known_vars(), example.name
 
 
+def test_the_configuration_page_lists_the_known_vars():
+    """docs/configuration.md says a var not in its table stops the build: the table is the list."""
+    text = (REPO / "docs" / "configuration.md").read_text()
+    section = text.split("\n## dbt vars\n", 1)[1].split("\n## ", 1)[0]
+    assert set(re.findall(r"^\| `(\w+)` \|", section, re.M)) == known_vars()
+
+
 @pytest.mark.parametrize("name, known, want", [
     ("extra_dataset", ["datasets", "extra_datasets"], "extra_datasets"),
     ("colums", ["name", "columns"], "columns"),
