@@ -274,7 +274,7 @@
                     ~ ' (its splits: ' ~ (all_files | map(attribute='split') | unique | join(', ')) ~ ') -- fix `splits` in the entry') -%}
             {%- else -%}
                 {%- do problems.append(where ~ ': no data file (Parquet, JSON or CSV in a Hub layout' ~ (', config ' ~ e.config if e.config else '') ~ ') under '
-                    ~ raw_data_dir() ~ '/' ~ e.hub_id ~ ' -- fetch it with `python -m preftools.fetch --raw-data-dir ' ~ raw_arg
+                    ~ raw_data_dir() ~ '/' ~ e.hub_id ~ ' -- fetch it with `preftools fetch --raw-data-dir ' ~ raw_arg
                     ~ ' --vars <the file with your extra_datasets>`, or remove the entry') -%}
             {%- endif -%}
         {%- else -%}

@@ -76,8 +76,8 @@
             'nothing found under RAW_DATA_DIR=' ~ raw_dir ~ ': none of the datasets (' ~ (hub_ids | join(', '))
             ~ ') has a data file there -- is the path right? It must be the folder holding their Hub folders,'
             ~ ' <org>/<name>/ (README "Raw data contract")'
-            ~ (('. To put data there: generate sample data with `python -m preftools.generate --out ' ~ raw_arg ~ subset
-                ~ '`, or fetch the real data with `python -m preftools.fetch --raw-data-dir ' ~ raw_arg ~ subset ~ '`')
+            ~ (('. To put data there: generate sample data with `preftools generate --out ' ~ raw_arg ~ subset
+                ~ '`, or fetch the real data with `preftools fetch --raw-data-dir ' ~ raw_arg ~ subset ~ '`')
                if local else '')
         ) -%}
     {%- elif missing -%}
@@ -86,7 +86,7 @@
                 and group in contract.values() | map(attribute='group') | list -%}
             {%- do complete.append(group) -%}
         {%- endfor -%}
-        {%- set fetch = ('fetch the missing data with `python -m preftools.fetch --raw-data-dir ' ~ raw_arg
+        {%- set fetch = ('fetch the missing data with `preftools fetch --raw-data-dir ' ~ raw_arg
             ~ ' --datasets ' ~ (missing | join(',')) ~ '`') if local else 'check the URI' -%}
         {%- set build = (', or build only the groups that are complete there: `RAW_DATA_DIR=' ~ raw_arg
             ~ " dbt build --vars '{datasets: [" ~ (complete | join(', ')) ~ "]}'`")

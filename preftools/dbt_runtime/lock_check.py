@@ -179,8 +179,8 @@ def raw_file_message(error: str, sql: str) -> str | None:
                 raw = shlex.quote(str(project_path(os.environ.get("RAW_DATA_DIR") or "sample_data")))
                 return (
                     f"Raw file {path} cannot be read: {reason} -- it is truncated or damaged (an interrupted "
-                    f"download, a bad copy or disk?). Fetch it again (`python -m preftools.fetch --raw-data-dir {raw}`) "
-                    f"or regenerate it (`python -m preftools.generate --out {raw}`); nothing built from it was "
+                    f"download, a bad copy or disk?). Fetch it again (`preftools fetch --raw-data-dir {raw}`) "
+                    f"or regenerate it (`preftools generate --out {raw}`); nothing built from it was "
                     "changed, the marts keep their previous version."
                 )
     return None

@@ -107,7 +107,7 @@ Extra datasets: the entries of the dbt var extra_datasets (dbt_project.yml, or -
 too, each restricted to its config and splits, and must have the columns the entry maps. The five
 examples of examples/extra_datasets.yml:
   make fetch FETCH_ARGS="--vars examples/extra_datasets.yml"
-  (python -m preftools.fetch --vars examples/extra_datasets.yml --datasets h4_ultrafeedback,hh_helpful)
+  (preftools fetch --vars examples/extra_datasets.yml --datasets h4_ultrafeedback,hh_helpful)
 then build with the same vars:  dbt build --vars "$(cat examples/extra_datasets.yml)"
 
 Eval sets: the entries of the dbt var eval_sets (docs/decontamination.md) are fetched the same way,
@@ -459,7 +459,7 @@ def write_lock(raw_data_dir: Path, fetched: list[Fetched]) -> Path | None:
     lock = {
         "lock_version": LOCK_VERSION,
         "written_by": "python -m preftools.fetch",
-        "reproduce": f"python -m preftools.fetch --lock {LOCK_NAME} --raw-data-dir <dir>",
+        "reproduce": f"preftools fetch --lock {LOCK_NAME} --raw-data-dir <dir>",
         # the built-in datasets in contract order, then the extra datasets
         "datasets": {**{d.key: entries[d.key] for d in DATASETS if d.key in entries},
                      **{k: e for k, e in entries.items() if k not in DATASETS_BY_KEY}},

@@ -159,12 +159,12 @@ def _load_manifest(export_dir: Path) -> dict:
     path = export_dir / MANIFEST
     if not export_dir.is_dir():
         raise PublishError(
-            f"no export at {export_dir}: run `make export` (or `python -m preftools.export --export-dir {export_dir}`) first"
+            f"no export at {export_dir}: run `make export` (or `preftools export --export-dir {export_dir}`) first"
         )
     if not path.is_file():
         raise PublishError(
             f"{export_dir} has no {MANIFEST} (not an export, or one that did not finish): "
-            f"run `python -m preftools.export --export-dir {export_dir}` again"
+            f"run `preftools export --export-dir {export_dir}` again"
         )
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))
@@ -181,7 +181,7 @@ def _expected_files(entry: dict, mart: str, manifest_path: Path) -> dict[str, tu
     if not isinstance(card, dict) or not card.get("sha256"):
         raise PublishError(
             f"the export of {mart} in {manifest_path.parent} has no dataset card (made before cards existed); "
-            f"re-export it: python -m preftools.export --export-dir {manifest_path.parent} --marts {mart}"
+            f"re-export it: preftools export --export-dir {manifest_path.parent} --marts {mart}"
         )
     expected: dict[str, tuple[int, str]] = {}
     for item in [*entry.get("files", []), card]:
@@ -278,7 +278,7 @@ def verify_export(export_dir: Path, mart: str) -> VerifiedMart:
 
 
 def _export_again(export_dir: Path, mart: str, how: str = "") -> str:
-    return f"export again{how}: python -m preftools.export --export-dir {export_dir} --marts {mart}"
+    return f"export again{how}: preftools export --export-dir {export_dir} --marts {mart}"
 
 
 def check_redaction(entry: dict, export_dir: Path, mart: str) -> None:

@@ -1082,7 +1082,7 @@ def test_corrupt_raw_file_fails_naming_it_and_keeps_the_marts(lane, raw_dir, new
     assert result.returncode != 0, f"the build succeeded on a {how} file"
     assert "Traceback" not in result.output
     line = one_line_with(result.output, f"Raw file {bad} cannot be read")
-    assert "nothing built from it was changed" in line and f"python -m preftools.fetch --raw-data-dir {lane.raw}" in line, line
+    assert "nothing built from it was changed" in line and f"`preftools fetch --raw-data-dir {lane.raw}`" in line, line
     if how != "corrupt_row_group":  # stopped by the input check before anything was built
         assert sha256(lane.db) == before, "the failed input check changed the warehouse"
         return

@@ -259,7 +259,7 @@ def rewrite_manifest_entry(out: Path, path: str) -> None:
     ("edited_card", ["README.md", "sha256"]),
     ("extra_file", ["extra-00000-of-00001.parquet", "not part of the export"]),
     ("missing_file", ["ultrafeedback-00000-of-00001.parquet", "missing"]),
-    ("no_manifest", ["manifest.json", "preftools.export"]),
+    ("no_manifest", ["manifest.json", "`preftools export --export-dir "]),
     ("no_mart", ["preference_pairs", "run the export again"]),
     ("no_card_in_manifest", ["no dataset card", "--marts preference_pairs"]),
     ("kept_in_manifest", ["kept its secrets", "--keep-secrets", "export again without --keep-secrets",

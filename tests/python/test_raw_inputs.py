@@ -79,7 +79,7 @@ def test_missing_dataset_fails_with_one_line_each(tiny_raw, tmp_path):
     assert any(line.startswith("missing dataset OpenRubrics/ReVeR-Traces-Rubric (group rever)") for line in lines)
     for line in lines:  # the same commands on every line: what is missing, and the one complete group
         assert line.endswith(
-            f"-- fetch the missing data with `python -m preftools.fetch --raw-data-dir {raw} "
+            f"-- fetch the missing data with `preftools fetch --raw-data-dir {raw} "
             "--datasets code_ultrafeedback,rever_rubric`, or build only the groups that are complete there: "
             f"`RAW_DATA_DIR={raw} dbt build --vars '{{datasets: [ultrafeedback]}}'`"), line
     assert "2 problem(s)" in out
@@ -143,8 +143,8 @@ def test_the_generate_hint_fills_an_empty_raw_data_dir(tmp_path):
     (line,) = problem_lines(result.output, "nothing found")
     commands = re.findall(r"`([^`]+)`", line)
     assert commands == [
-        f"python -m preftools.generate --out {shlex.quote(str(raw))} --datasets rever_judge,rever_rubric",
-        f"python -m preftools.fetch --raw-data-dir {shlex.quote(str(raw))} --datasets rever_judge,rever_rubric",
+        f"preftools generate --out {shlex.quote(str(raw))} --datasets rever_judge,rever_rubric",
+        f"preftools fetch --raw-data-dir {shlex.quote(str(raw))} --datasets rever_judge,rever_rubric",
     ], line
     generated = pasted(commands[0], tmp_path / "elsewhere", tmp_path, timeout=300)
     assert generated.returncode == 0, generated.stderr[-3000:]
