@@ -13,13 +13,24 @@
 {%- endmacro %}
 
 {#- `path` as dbt and the tools read it: absolute, a URI (hf://, file://, s3a://) or ~ as given; a
-    relative path joined to the project directory (--project-dir / DBT_PROJECT_DIR, else the
-    folder of dbt_project.yml that dbt found from the current directory). -#}
+    relative path joined to the project directory (project_dir). -#}
 {% macro project_path(path) -%}
     {%- if path.startswith('/') or path.startswith('~') or '://' in path -%}{{ return(path) }}{%- endif -%}
-    {%- set root = (invocation_args_dict.get('project_dir') or '.') | string -%}
     {%- set relative = modules.re.sub('^(\\./)+', '', path) -%}
-    {{ return(root.rstrip('/') ~ ('/' ~ relative if relative not in ('', '.') else '')) }}
+    {{ return(project_dir() ~ ('/' ~ relative if relative not in ('', '.') else '')) }}
+{%- endmacro %}
+
+{#- The project directory, absolute: --project-dir / DBT_PROJECT_DIR, else the folder of
+    dbt_project.yml that dbt found from the current directory. dbt keeps a given one as typed,
+    relative to the current directory, which Jinja cannot see; the plugin, which can, sets DuckDB's
+    file_search_path to it (preftools/dbt_runtime/lock_check.py). As typed while dbt parses and on
+    Spark (dbt never changes the current directory, so it still names the project). -#}
+{% macro project_dir() -%}
+    {%- set root = (invocation_args_dict.get('project_dir') or '.') | string -%}
+    {%- if not root.startswith('/') and execute and target.type == 'duckdb' -%}
+        {%- set root = run_query("select current_setting('file_search_path')").rows[0][0] or root -%}
+    {%- endif -%}
+    {{ return(root.rstrip('/') or '/') }}
 {%- endmacro %}
 
 {#- `value` as one shell word (as Python's shlex.quote): unchanged when it needs no quotes. -#}

@@ -28,11 +28,12 @@ HF_LOGIN_HINT = "run `hf auth login` (older huggingface_hub: `huggingface-cli lo
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 
 
-def project_path(value: str | os.PathLike) -> Path:
-    """A path from the environment (DUCKDB_PATH, EXPORT_DIR, RAW_DATA_DIR) as dbt reads it: a
-    relative one is relative to the project directory, not to the current directory."""
+def project_path(value: str | os.PathLike, root: str | os.PathLike = PROJECT_ROOT) -> Path:
+    """A path from the environment (DUCKDB_PATH, EXPORT_DIR, RAW_DATA_DIR) as dbt reads it,
+    absolute: a relative one is relative to the project directory ``root`` (itself relative to the
+    current directory when given so, as dbt's --project-dir), not to the current directory."""
     path = Path(value).expanduser()
-    return path if path.is_absolute() else PROJECT_ROOT / path
+    return path if path.is_absolute() else Path(os.path.abspath(root)) / path
 
 
 def one_line(text: object, limit: int = 400) -> str:

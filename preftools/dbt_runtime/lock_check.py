@@ -24,7 +24,12 @@
   statement that reads them through the staging views names no file: then every raw dataset's
   files under ``RAW_DATA_DIR`` are checked (once per file in the process).
 
-The last two are translated where dbt-duckdb turns a DuckDB error into a dbt error
+- **Paths from any directory.** dbt keeps a relative --project-dir / --profiles-dir as typed, and
+  its Jinja cannot see the current directory they are relative to. This plugin sets DuckDB's
+  ``file_search_path`` to the project directory, absolute (the macro ``project_dir`` reads it
+  back), and names the warehouse file by its absolute path.
+
+The last two faults are translated where dbt-duckdb turns a DuckDB error into a dbt error
 (``DuckDBConnectionManager.exception_handler``), which this plugin wraps when it is loaded
 (enabled in profiles.yml); anything else passes through unchanged.
 """
@@ -141,13 +146,12 @@ def raw_globs(sql: str) -> list[str]:
     SQL names the files, not the failed statement), so every raw dataset's data files under
     ``RAW_DATA_DIR``."""
     globs = [q.replace("''", "'") for m in _READ_RAW.finditer(sql or "") for q in _QUOTED.findall(m["args"])]
-    raw = os.environ.get("RAW_DATA_DIR") or "sample_data"  # the default of macros/raw_inputs.sql
+    raw = raw_data_dir()
     if globs or "://" in raw:
         return globs
     from preftools.inputs.contract import DATASETS
 
-    raw_dir = project_dir() / Path(raw).expanduser()  # relative to the project, as in raw_data_dir()
-    return [str(path) for dataset in DATASETS for path in dataset.data_files(raw_dir)]
+    return [str(path) for dataset in DATASETS for path in dataset.data_files(Path(raw))]
 
 
 _READ_CHECKS: dict[tuple[str, int, int], str | None] = {}
@@ -176,7 +180,7 @@ def raw_file_message(error: str, sql: str) -> str | None:
             checked.add(path)
             reason = _unreadable_cached(path)
             if reason is not None:
-                raw = shlex.quote(str(project_path(os.environ.get("RAW_DATA_DIR") or "sample_data")))
+                raw = shlex.quote(raw_data_dir())
                 return (
                     f"Raw file {path} cannot be read: {reason} -- it is truncated or damaged (an interrupted "
                     f"download, a bad copy or disk?). Fetch it again (`preftools fetch --raw-data-dir {raw}`) "
@@ -244,10 +248,28 @@ def dbt_command() -> str | None:
 
 
 def project_dir() -> Path:
-    """dbt's project directory (--project-dir / DBT_PROJECT_DIR, else found from the current directory)."""
+    """dbt's project directory, absolute: --project-dir / DBT_PROJECT_DIR (dbt keeps either as
+    typed, relative to the current directory, which dbt never changes), else the folder of
+    dbt_project.yml that dbt found from the current directory."""
     from dbt.flags import get_flags
 
-    return Path(getattr(get_flags(), "PROJECT_DIR", None) or ".").absolute()
+    return Path(os.path.abspath(getattr(get_flags(), "PROJECT_DIR", None) or "."))
+
+
+def raw_data_dir() -> str:
+    """RAW_DATA_DIR as the macro raw_data_dir (macros/raw_inputs.sql) reads it: a URI as given, a
+    path absolute (a relative one is the project's, default sample_data)."""
+    raw = os.environ.get("RAW_DATA_DIR") or "sample_data"
+    return raw.rstrip("/") if "://" in raw else str(project_path(raw, project_dir()))
+
+
+def warehouse_file(path: str | None) -> str | None:
+    """The profile's DuckDB ``path`` as the absolute file DuckDB opens (relative to the current
+    directory, as dbt renders it from --profiles-dir; normalised as DuckDB does, a/../b is b);
+    None for no file (in memory, MotherDuck, a URI)."""
+    if not path or path == ":memory:" or "://" in path or path.startswith("md:"):
+        return None
+    return os.path.abspath(os.path.expanduser(path))
 
 
 def remove_if_unbuilt(path: str) -> None:
@@ -275,24 +297,27 @@ class Plugin(BasePlugin):
 
     def initialize(self, plugin_config: dict[str, Any]) -> None:
         path = getattr(self.creds, "path", None) if self.creds is not None else None
-        install_error_translation(path if path and path != ":memory:" else None)
+        install_error_translation(warehouse_file(path))
 
     def update_connection_config(self, creds: Any, config: dict[str, Any]) -> None:
-        path = creds.path
-        if not path or path == ":memory:" or "://" in path or path.startswith("md:"):
+        # SQL's relative paths and the macro project_dir() (macros/raw_inputs.sql) take the
+        # project directory from here: dbt's Jinja cannot see the current directory
+        config["file_search_path"] = str(project_dir())
+        path = warehouse_file(creds.path)
+        if path is None:
             return
         read_only = dbt_command() in READ_ONLY_COMMANDS
         if read_only:
             config["access_mode"] = "READ_ONLY"
         if path in self._checked:
             return
-        if not os.path.exists(os.path.normpath(path)):  # normalised as DuckDB does (a/../b is b)
+        if not os.path.exists(path):
             if read_only:
                 raise DbtRuntimeError(
                     f"No warehouse at {path}: `dbt {dbt_command()}` reads a built warehouse and creates none. "
                     "Build it first (`dbt build`), or point DUCKDB_PATH at the warehouse file."
                 )
-            atexit.register(remove_if_unbuilt, os.path.normpath(path))
+            atexit.register(remove_if_unbuilt, path)
         try:
             # with the profile's config_options: a new file is created here, in the storage
             # format profiles.yml asks for

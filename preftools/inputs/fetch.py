@@ -63,7 +63,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from urllib.parse import urlsplit, urlunsplit
 
-from preftools.cli import EXIT_ERROR, HF_LOGIN_HINT, error, one_line, os_error_message, run
+from preftools.cli import EXIT_ERROR, HF_LOGIN_HINT, error, one_line, os_error_message, project_path, run
 from preftools.inputs import registry
 from preftools.inputs.contract import ACCEPTED_LEAF_TYPES, DATASETS, DATASETS_BY_KEY, RawDataset, duckdb_types
 from preftools.inputs.hub_layout import (CARD_NAME, LayoutError, card_configs, choose_config, duckdb_reader,
@@ -161,7 +161,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--raw-data-dir",
         default=None,
-        help=f"where to put the files (default: $RAW_DATA_DIR, else {DEFAULT_RAW_DATA_DIR})",
+        help=f"where to put the files (default: $RAW_DATA_DIR, else {DEFAULT_RAW_DATA_DIR}; either relative to the project)",
     )
     parser.add_argument(
         "--datasets",
@@ -268,13 +268,15 @@ def revision_for(args: argparse.Namespace, ds: Dataset) -> str:
 
 
 def resolve_raw_data_dir(arg: str | None) -> Path:
+    """--raw-data-dir (relative to where it is typed), else $RAW_DATA_DIR or data/raw as dbt reads
+    them (relative to the project), absolute."""
     raw = arg or os.environ.get("RAW_DATA_DIR") or DEFAULT_RAW_DATA_DIR
     if "://" in raw:
         raise FetchError(
             f"RAW_DATA_DIR={raw} is a remote location: nothing to fetch, dbt reads it directly "
             f"(RAW_DATA_DIR={raw} make build); to download, pass --raw-data-dir <local dir>",
         )
-    return Path(raw).expanduser().absolute()
+    return Path(raw).expanduser().absolute() if arg else project_path(raw)
 
 
 def ensure_writable_dir(path: Path) -> None:

@@ -112,6 +112,31 @@ def test_dbt_builds_from_another_directory(project, scratch):
     assert list(scratch.iterdir()) == []
 
 
+def test_relative_project_and_profiles_dirs_from_a_subfolder(project, tmp_path):
+    """From the project's models/, `dbt run --project-dir .. --profiles-dir ..`, nothing else set:
+    RAW_DATA_DIR (the bundled sample_data) and DUCKDB_PATH (warehouse.duckdb) are the project's,
+    recorded by their absolute paths; the same with DBT_PROJECT_DIR=.. DBT_PROFILES_DIR=.. (a
+    `dbt show` of the build info as this run computes it)."""
+    models = project / "models"
+    listed = sorted(models.rglob("*"))
+    target = str(tmp_path / "target")  # the project's own target/ stays as `make build` left it
+    built = run([DBT, "run", "-s", "warehouse_build_info", "--project-dir", "..", "--profiles-dir", ".."], models,
+                DBT_TARGET_PATH=target)
+    assert built.returncode == 0, built.stdout[-3000:]
+    invocation = json.loads((tmp_path / "target" / "run_results.json").read_text())["metadata"]["invocation_id"]
+    with duckdb.connect(str(project / "warehouse.duckdb"), read_only=True) as con:
+        info = con.execute("select invocation_id, raw_data_dir from meta.warehouse_build_info").fetchone()
+    assert info == (invocation, str(project / "sample_data"))
+    assert not (project.parent / "warehouse.duckdb").exists()
+
+    shown = run([DBT, "--quiet", "show", "-s", "warehouse_build_info", "--output", "json"], models,
+                DBT_PROJECT_DIR="..", DBT_PROFILES_DIR="..", DBT_TARGET_PATH=target)
+    assert shown.returncode == 0, shown.stdout[-3000:] + shown.stderr[-3000:]
+    (row,) = json.loads(shown.stdout)["show"]
+    assert row["raw_data_dir"] == str(project / "sample_data"), row
+    assert sorted(models.rglob("*")) == listed  # nothing written where dbt ran
+
+
 def test_an_audit_runs_beside_a_read_only_reader(project, scratch):
     """A notebook holds the warehouse read-only: `dbt show -s <audit>` runs beside it (from another
     directory); `dbt build` stops with one line naming the reader, the file unchanged."""
@@ -192,8 +217,10 @@ def test_a_failed_input_check_creates_and_changes_nothing(project, scratch, tmp_
 
 def test_the_tools_find_the_warehouse_from_any_directory(monkeypatch, tmp_path):
     """The export and the report read $DUCKDB_PATH (default warehouse.duckdb) relative to the
-    project, as dbt's profile does; --duckdb-path is relative to where it is typed."""
+    project, as dbt's profile does, and the fetch $RAW_DATA_DIR; --duckdb-path and
+    --raw-data-dir are relative to where they are typed."""
     from preftools import warehouse
+    from preftools.inputs import fetch
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("DUCKDB_PATH", raising=False)
@@ -203,3 +230,7 @@ def test_the_tools_find_the_warehouse_from_any_directory(monkeypatch, tmp_path):
     monkeypatch.setenv("DUCKDB_PATH", str(tmp_path / "w.duckdb"))
     assert warehouse.duckdb_path(None) == tmp_path / "w.duckdb"
     assert warehouse.duckdb_path("mine.duckdb") == Path("mine.duckdb")
+
+    monkeypatch.setenv("RAW_DATA_DIR", "data/mine")
+    assert fetch.resolve_raw_data_dir(None) == REPO / "data" / "mine"
+    assert fetch.resolve_raw_data_dir("raw") == tmp_path / "raw"
