@@ -83,13 +83,18 @@
         {%- set hub_ids = [] -%}
         {%- for key in missing -%}{%- do hub_ids.append(contract[key].hub_id) -%}{%- endfor -%}
         {%- set subset = (' --datasets ' ~ (missing | join(','))) if missing | length < contract | length else '' -%}
+        {%- set put_data = 'generate sample data with `preftools generate --out ' ~ raw_arg ~ subset
+            ~ '`, or fetch the real data with `preftools fetch --raw-data-dir ' ~ raw_arg ~ subset ~ '`' -%}
+        {%- if local and not run_query('select preftools_is_dir(' ~ sql_string(raw_dir) ~ ')').rows[0][0] -%}
+            {{ exceptions.raise_compiler_error(
+                'RAW_DATA_DIR=' ~ raw_dir ~ ' does not exist: point RAW_DATA_DIR at the folder holding the datasets\' Hub'
+                ~ ' folders, <org>/<name>/ (a relative path is the project\'s, under ' ~ project_dir() ~ '), or put data there: '
+                ~ put_data) }}
+        {%- endif -%}
         {%- do problems.append(
             'nothing found under RAW_DATA_DIR=' ~ raw_dir ~ ': none of the datasets (' ~ (hub_ids | join(', '))
             ~ ') has a data file there -- is the path right? It must be the folder holding their Hub folders,'
-            ~ ' <org>/<name>/ (README "Raw data contract")'
-            ~ (('. To put data there: generate sample data with `preftools generate --out ' ~ raw_arg ~ subset
-                ~ '`, or fetch the real data with `preftools fetch --raw-data-dir ' ~ raw_arg ~ subset ~ '`')
-               if local else '')
+            ~ ' <org>/<name>/ (README "Raw data contract")' ~ ('. To put data there: ' ~ put_data if local else '')
         ) -%}
     {%- elif missing -%}
         {%- set complete = [] -%}

@@ -27,7 +27,9 @@
 - **Paths from any directory.** dbt keeps a relative --project-dir / --profiles-dir as typed, and
   its Jinja cannot see the current directory they are relative to. This plugin sets DuckDB's
   ``file_search_path`` to the project directory, absolute (the macro ``project_dir`` reads it
-  back), and names the warehouse file by its absolute path.
+  back), names the warehouse file by its absolute path, and gives SQL ``preftools_is_dir(path)``
+  (DuckDB's glob finds files only), with which the input check tells a RAW_DATA_DIR that does not
+  exist from an empty one.
 
 The last two faults are translated where dbt-duckdb turns a DuckDB error into a dbt error
 (``DuckDBConnectionManager.exception_handler``), which this plugin wraps when it is loaded
@@ -272,6 +274,11 @@ def warehouse_file(path: str | None) -> str | None:
     return os.path.abspath(os.path.expanduser(path))
 
 
+def is_dir(path: str) -> bool:
+    """Whether ``path`` (~ expanded, as DuckDB does) is a folder."""
+    return os.path.isdir(os.path.expanduser(path))
+
+
 def remove_if_unbuilt(path: str) -> None:
     """At exit: remove the warehouse file ``path`` (which this process created) and its WAL when
     it holds no table or view: a run that built nothing (its input check failed) leaves no file."""
@@ -331,3 +338,8 @@ class Plugin(BasePlugin):
                 raise DbtRuntimeError(message) from None
             raise
         self._checked.add(path)
+
+    def configure_connection(self, conn: duckdb.DuckDBPyConnection) -> None:
+        # whether a local folder exists (glob() finds files only: an empty folder and a missing
+        # one look alike): the input check's "does not exist" (macros/raw_inputs.sql)
+        conn.create_function("preftools_is_dir", is_dir, ["VARCHAR"], "BOOLEAN")

@@ -4,6 +4,7 @@ the same values, and the generated contract macro: test_raw_contract.py."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -17,7 +18,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import REPO, generate_raw, run_dbt
+from conftest import REGISTRY_VARS, REPO, generate_raw, run_dbt
 from preftools.inputs.contract import DATASETS_BY_KEY
 
 # The cheapest build that still runs the on-run-start input checks.
@@ -119,18 +120,35 @@ def test_each_hint_works_when_pasted(tiny_raw, tmp_path):
     assert list(elsewhere.iterdir()) == []  # nothing written where the commands ran
 
 
-def test_nothing_found_is_one_line_with_the_resolved_path(tmp_path):
-    """A mistyped, relative RAW_DATA_DIR: one line, the path resolved against the project."""
+def test_a_raw_data_dir_that_does_not_exist_says_so(tmp_path):
+    """A mistyped, relative RAW_DATA_DIR: one line saying it does not exist, the path resolved
+    against the project, with the commands that put data there as the README names them; an
+    existing folder without the datasets is "nothing found" instead."""
     result = run_dbt(CHECK_ONLY, "no_such_raw_dir", tmp_path / "wh.duckdb", tmp_path, check=False)
     assert result.returncode != 0
     out = result.output
-    assert "Traceback" not in out and "missing dataset" not in out
-    (line,) = problem_lines(out, "nothing found")
-    resolved = REPO / "no_such_raw_dir"
-    assert line.startswith(f"nothing found under RAW_DATA_DIR={resolved}: none of the datasets ("
-                           "argilla/ultrafeedback-binarized-curation, coseal/CodeUltraFeedback, "), line
-    assert "is the path right?" in line and "1 problem(s)" in out
+    assert "Traceback" not in out and "missing dataset" not in out and "nothing found" not in out
+    resolved = shlex.quote(str(REPO / "no_such_raw_dir"))
+    (line,) = [x.strip() for x in out.splitlines() if "does not exist" in x]
+    assert line.startswith(f"RAW_DATA_DIR={resolved} does not exist: "), line
+    assert re.findall(r"`([^`]+)`", line) == [f"preftools generate --out {resolved}",
+                                              f"preftools fetch --raw-data-dir {resolved}"], line
     assert not (tmp_path / "wh.duckdb").exists()
+
+    # an existing empty folder, with a registry entry: its line names the fetch as the README does
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    entry = REGISTRY_VARS["extra_datasets"][0]
+    result = run_dbt([*CHECK_ONLY, "--vars", json.dumps({"extra_datasets": [entry]})], empty, tmp_path / "wh.duckdb",
+                     tmp_path, check=False)
+    assert result.returncode != 0 and "does not exist" not in result.output
+    (line,) = problem_lines(result.output, "nothing found")
+    assert line.startswith(f"nothing found under RAW_DATA_DIR={empty}: none of the datasets ("
+                           "argilla/ultrafeedback-binarized-curation, coseal/CodeUltraFeedback, "), line
+    assert "is the path right?" in line and "2 problem(s)" in result.output
+    (line,) = problem_lines(result.output, f"extra_datasets entry {entry['name']}")
+    assert f"-- fetch it with `preftools fetch --raw-data-dir {empty} --vars <the file with your extra_datasets>`" \
+        in line, line
 
 
 @pytest.mark.slow
