@@ -137,10 +137,10 @@ def _comment(warehouse, schema: str, table: str, column: str | None = None) -> s
     (("main", "judge_agreement", "average_rating_prefers"),
      "Which response a pair of scores prefers: chosen or rejected (strictly higher score), tie (equal), "
      "unknown (a score is NULL). By the recomputed average rating."),
-    # models/docs/cross_dataset.md text_normalisation (bold, ticks) inside a table description
+    # models/docs/cross_dataset.md text_normalisation (ticks) inside a table description
     (("main", "prompt_overlap", None),
-     "One row per normalised prompt (Normalised text for matching across datasets: lower case, every run "
-     "of white space collapsed to one space, leading and trailing spaces removed (normalize_text macro).) "
+     "One row per prompt (normalised for matching across datasets: lower case, every run of white space "
+     "collapsed to one space, leading and trailing spaces removed, as the normalize_text macro does) "
      "that occurs in more than one of UltraFeedback, CodeUltraFeedback, ReVeR and the extra_datasets "
      "entries (an entry's prompt: the text of its pairs' user turns, joined by a blank line), for "
      "contamination and train/test leakage checks. RLHFlow/CodeUltraFeedback-standard is derived from "
