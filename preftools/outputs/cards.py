@@ -8,9 +8,13 @@ data) and records its sha256 in ``manifest.json``. A card holds:
   actually written, ``data/<split>-*``), ``license`` and ``source_datasets`` (from the warehouse
   tables ``seeds.dataset_registry`` and ``meta.extra_datasets``, the `extra_datasets` entries the
   build registered), ``pretty_name``, ``tags``, ``size_categories``;
-- the mart's description and each column's name, type and description, read from the DuckDB
-  catalog (dbt ``persist_docs`` stores them as ``COMMENT``s; a Spark build has none, so its cards
-  have no descriptions);
+- the mart's description ("What the table holds") and each column's name, type and description,
+  read from the DuckDB catalog (dbt ``persist_docs`` stores them as ``COMMENT``s: the models' yml
+  and docs blocks are where a card's description is written; a Spark build has none, so its
+  cards have no descriptions), as Markdown that renders as the text (``_plain``), each paragraph
+  on one line;
+- the card's own sections, written here: a training table's "Training format", a table of pairs'
+  "Flagged pairs" (what a flag means, where this export puts the flagged pairs);
 - rows per split, the source datasets with their licences and revisions (the registered entries
   also with their shape and what was read of them), a "How to use" block for training tables (those
   with ``prompt``, ``chosen`` and ``rejected`` columns: it selects the training rows, see
@@ -661,14 +665,41 @@ def size_category(rows: int) -> str:
 # rendering
 
 
+# What a Markdown renderer would take for markup in the catalog's plain text: a `<` that starts
+# an HTML tag or an autolink (the Hub would hide `<dataset>_flagged`), `*`, a `_` at the edge of a
+# word (inside one, as in `pair_id`, it is never emphasis), a backtick, a `[` that starts a link,
+# a backslash before punctuation, and a `&` that starts an entity.
+_MARKUP = re.compile(r"<(?=[A-Za-z/!?])|[*`]|(?<![A-Za-z0-9_])_|_(?![A-Za-z0-9_])|\[(?=[^\]]*\]\()"
+                     r"|\\(?=[!-/:-@\[-`{-~])|&(?=#?\w+;)")
+# A line of a description that starts a block of its own: a table row or a list item.
+_BLOCK_START = re.compile(r"\||- |\d+\. ")
+
+
 def _plain(text: object) -> str:
-    """Catalog text (plain) safe in Markdown: a `<` escaped, so `<dataset>_flagged` is not read as
-    an HTML tag and hidden by the Hub's renderer."""
-    return str(text).replace("<", "&lt;")
+    """Catalog text (plain) as Markdown that renders as the same text: markup characters
+    escaped with a backslash (never as an HTML entity, which a reader of the source would see)."""
+    return _MARKUP.sub(lambda m: "\\" + m.group(0), str(text))
+
+
+def _paragraphs(text: str) -> str:
+    """A catalog description as Markdown, one line per paragraph: the catalog keeps the line
+    breaks of the descriptions (docs blocks are hard-wrapped, the models' yml folded), the card
+    joins the lines of each paragraph and list item; table rows stay one per line."""
+    blocks = []
+    for block in re.split(r"\n[ \t]*\n", text.strip()):
+        lines: list[str] = []
+        for line in block.splitlines():
+            line = _plain(line.strip())
+            if lines and not _BLOCK_START.match(line) and not lines[-1].startswith("|"):
+                lines[-1] += " " + line
+            else:
+                lines.append(line)
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
 
 
 def _cell(text: object) -> str:
-    """Text for one Markdown table cell: one line, pipes and `<` escaped."""
+    """Text for one Markdown table cell: one line, markup and pipes escaped."""
     return " ".join(_plain(text).split()).replace("|", "\\|")
 
 
@@ -728,6 +759,54 @@ def _mixture_table(mixture: list[dict]) -> list[str]:
             "",
         ]
     return out
+
+
+def _training_format_section() -> list[str]:
+    """The "Training format" section of a training table (``prompt``, ``chosen``, ``rejected``)."""
+    return [
+        "## Training format",
+        "",
+        "`prompt`, `chosen` and `rejected` are in TRL's explicit-prompt conversational form: each is a list of "
+        "`{role, content}` messages, and the Columns table below says which turns each one holds. TRL's "
+        "`DPOTrainer` and `RewardTrainer` read these columns as they are.",
+        "",
+    ]
+
+
+def _flagged_section(mart: str, names: set[str], flagged: list[str], training: list[str],
+                     condition: str | None) -> list[str]:
+    """The "Flagged pairs" section of a table of pairs (an ``integrity_flags`` column): what a flag
+    means for training and where this export puts the flagged pairs (``flagged``: the export's
+    `<dataset>_flagged` splits, ``training`` the others). ``condition``: the training table's
+    filter (training_filter), shown under "How to use"."""
+    if "integrity_flags" not in names:
+        return []
+    out = [
+        "## Flagged pairs",
+        "",
+        "An integrity check that finds something wrong with a pair flags it: `integrity_flags` names the checks "
+        "(the Columns table describes each)"
+        + (" and `is_flagged` is true" if "is_flagged" in names else "")
+        + ". A flagged pair is **not for training by default**"
+    ]
+    if mart == "preference_pairs":
+        out[-1] += (
+            f": each dataset's flagged pairs are its split `<dataset>{FLAGGED_SUFFIX}`, and the other splits, one "
+            "per dataset and named after it, hold the training pairs"
+            + (f" ({', '.join(f'`{s}`' for s in training)})." if training else ".")
+            + (f" Flagged in this build: {', '.join(f'`{s}`' for s in flagged)}." if flagged
+               else f" This export has no `<dataset>{FLAGGED_SUFFIX}` split: no pair is flagged, or the build set "
+                    "the var `train_on_flagged_pairs` and each dataset's split holds its flagged pairs too.")
+            + f" `{MIXTURE_MART}` takes none of them."
+        )
+    elif mart == MIXTURE_MART:
+        out[-1] += ", and this mixture takes none: it draws from the pairs no check flags."
+    else:
+        out[-1] += (
+            f": the flagged pairs are the `<dataset>{FLAGGED_SUFFIX}` split of the `preference_pairs` export"
+            + (', and the filter of the "How to use" snippet leaves them out.' if condition else ".")
+        )
+    return out + [""]
 
 
 def _number(value, digits: int = 1) -> str:
@@ -804,8 +883,7 @@ def _contamination_section(datasets: list[str], context: CardContext, contaminat
     out += [
         "The build checked every training prompt against these benchmarks (the `eval_sets` var): a pair "
         "whose prompt has a user turn containing one of their items is flagged "
-        f"`{CONTAMINATION_FLAG}` and is not a training pair (its split of `preference_pairs` is "
-        f"`<dataset>{FLAGGED_SUFFIX}`).",
+        f"`{CONTAMINATION_FLAG}` and is not a training pair.",
         "",
         "| eval set | Hub id | config | splits | fields | revision |",
         "|---|---|---|---|---|---|",
@@ -886,12 +964,8 @@ def _near_duplicates_section(datasets: list[str], found: NearDuplicates | None) 
             "flagged `near_identical_responses`.",
             "",
         ]
-    out += [
-        "Flagged pairs are not in the training splits: they are in the `<dataset>_flagged` splits of "
-        "`preference_pairs` (`is_flagged` is true on them) and `training_mixture` takes none of them."
-        + (f" {capped}" if capped else ""),
-        "",
-    ]
+    if capped:
+        out += [capped, ""]
     shown = [d for d in found.datasets if d in datasets]
     if not shown:
         return out
@@ -951,8 +1025,7 @@ def _secrets_section(datasets: list[str] | None, context: CardContext, redacted:
         "",
         f"The build looks for secrets ({kinds['secret']}) and personal data ({kinds['personal']}; an IP "
         "address only when public) in every text of `preference_pairs`, with the patterns of the seed "
-        f"`pii_patterns`. A pair with a secret is flagged `{SECRET_FLAG}` and left out of training (it is "
-        f"in the `<dataset>{FLAGGED_SUFFIX}` split of `preference_pairs` and not in `training_mixture`).",
+        f"`pii_patterns`. A pair with a secret is flagged `{SECRET_FLAG}` and left out of training.",
         "",
     ]
     summary = context.pii_summary
@@ -1061,8 +1134,13 @@ def render_card(
         "in the Hub layout: one config, `default`, with the splits below.",
         "",
     ]
+    names = {c for c, _ in columns}
     if description:
-        out += [_plain(description.strip()), ""]
+        out += ["## What the table holds", "", _paragraphs(description), ""]
+    if training:
+        out += _training_format_section()
+    condition = training_filter(mart, columns) if training else None
+    out += _flagged_section(mart, names, flagged, train_splits, condition)
 
     # splits
     out += ["## Splits", "", "| split | rows |", "|---|---:|"]
@@ -1077,22 +1155,9 @@ def render_card(
                "clean pairs) and export again." if mart == MIXTURE_MART and not context.mixture else ""),
             "",
         ]
-    if mart == "preference_pairs":
-        out += [
-            "Splits named `<dataset>_flagged` hold the pairs an integrity check flags (their column "
-            "`integrity_flags` says which checks"
-            + ("; `is_flagged` is true" if "is_flagged" in {c for c, _ in columns} else "")
-            + "): they are **not for training by default**. The other splits, one per dataset, are the "
-            "training pairs"
-            + (f" ({', '.join(f'`{s}`' for s in train_splits)})." if train_splits else ".")
-            + (f" Flagged in this build: {', '.join(f'`{s}`' for s in flagged)}." if flagged
-               else " No pair is flagged in this build."),
-            "",
-        ]
 
     if mart == MIXTURE_MART and context.mixture:
         out += _mixture_table(context.mixture)
-    names = {c for c, _ in columns}
     pairs_table = training or "is_flagged" in names  # the tables of training pairs
     # a dataset of preference_pairs is a built-in group (rever: rever_judge + rever_rubric) or an entry
     datasets = list(dict.fromkeys([name for d in sources for name in (d.group, d.key)] + train_splits))
@@ -1118,7 +1183,6 @@ def render_card(
             out += [f"train = concatenate_datasets([ds[s] for s in {use!r}])"]
         else:
             out += [f"train = ds[{use[0]!r}]"]
-        condition = training_filter(mart, columns)
         if condition:
             out += [f"train = train.filter(lambda row: {condition})"]
         out += [f"train = train.select_columns({list(TRAINING_COLUMNS)!r})"]
@@ -1126,18 +1190,13 @@ def render_card(
             f'trainer = DPOTrainer(model="{EXAMPLE_MODEL}", args=DPOConfig(output_dir="dpo"), train_dataset=train)',
             "trainer.train()",
             "```",
-            "",
         ]
         if condition:
             out += [
+                "",
                 f"The filter `{condition}` keeps the training rows: the same rows as this dataset's "
                 "training split of `preference_pairs` (the column descriptions below say more).",
-                "",
             ]
-        out += [
-            "`prompt`, `chosen` and `rejected` are in TRL's conversational form (lists of "
-            "`{role, content}` messages); `RewardTrainer` reads the same columns.",
-        ]
     else:
         out += [
             "from datasets import load_dataset",

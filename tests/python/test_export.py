@@ -12,7 +12,9 @@ with ``--redact-personal``, an email or public IP address) in any exported strin
 benchmark contamination section is checked on the session warehouse (no eval set registered) and
 on test_contamination's build with examples/eval_sets.yml, then published to the stand-in Hub. The
 cards' near duplicates section is checked against the marts (preference_pairs' flags,
-near_duplicate_summary) and the settings meta.warehouse_build_info records.
+near_duplicate_summary) and the settings meta.warehouse_build_info records. Every card is also
+read rendered, as the Hub shows it (card_markdown: markdown-it-py), for what makes it read as
+written for its readers.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+import card_markdown
 from conftest import REPO, copy_warehouse, run_make
 from hub_standin import TOKEN, hub_env
 from preftools.outputs import export as ex
@@ -681,27 +684,59 @@ def test_card_licence_and_sources_follow_the_registry(exported, marts, con):
     assert "DPOTrainer(" not in (exported / "rever_summary" / "README.md").read_text(encoding="utf-8")
 
 
-def test_card_describes_the_columns_from_the_catalog(exported, con):
-    comments = con.execute(
-        "select column_name, comment from duckdb_columns() where schema_name = 'main' "
-        "and table_name = 'preference_pairs' and comment is not null and trim(comment) <> '' order by column_index"
-    ).fetchall()
-    body = (exported / "preference_pairs" / "README.md").read_text(encoding="utf-8")
-    types = dict(duck_columns(con, "preference_pairs"))
-    for column, duck_type in types.items():  # every column is listed with its type
-        assert f"| `{column}` | `{duck_type}` |" in body, column
-    assert comments, "main.preference_pairs has no column comments (dbt's persist_docs): the card has none to show"
-    for column, comment in comments:
-        # one line, pipes escaped, and `<` escaped so the Hub's Markdown renderer does not take
-        # `<dataset>_flagged` for an HTML tag and hide it
-        text = " ".join(comment.split()).replace("|", "\\|").replace("<", "&lt;")
-        assert f"| `{column}` | `{types[column]}` | {text} |" in body, column
-    assert any("<" in comment for _, comment in comments)  # the escape is exercised
-    (table_comment,) = con.execute(
-        "select comment from duckdb_tables() where schema_name = 'main' and table_name = 'preference_pairs'"
-    ).fetchone()
-    assert table_comment, "main.preference_pairs has no table comment (dbt's persist_docs)"
-    assert table_comment.strip().replace("<", "&lt;") in body
+def catalog_comments(con) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
+    """(mart -> its table comment, mart -> {column: comment}) of the marts with one, as in the catalog."""
+    tables = dict(con.execute(
+        "select table_name, comment from duckdb_tables() where schema_name = 'main' "
+        "and comment is not null and trim(comment) <> ''"
+    ).fetchall())
+    columns: dict[str, dict[str, str]] = {}
+    for table, column, comment in con.execute(
+        "select table_name, column_name, comment from duckdb_columns() where schema_name = 'main' "
+        "and comment is not null and trim(comment) <> '' order by table_name, column_index"
+    ).fetchall():
+        columns.setdefault(table, {})[column] = comment
+    return tables, columns
+
+
+def test_card_describes_the_columns_from_the_catalog(exported, marts, con):
+    """Every card lists each column with its type and, rendered as the Hub renders Markdown, the
+    column's comment as written in the catalog (a `<dataset>` shows as `<dataset>`, not hidden as
+    a tag nor written `&lt;dataset>`); its "What the table holds" section shows the table comment,
+    words as written, paragraphs and list items joined (the catalog keeps the line breaks)."""
+    tables, comments = catalog_comments(con)
+    assert "preference_pairs" in tables and comments.get("preference_pairs"), \
+        "main.preference_pairs has no comments (dbt's persist_docs): the card has none to show"
+    assert any("<" in c for c in comments["preference_pairs"].values())  # the escaping is exercised
+    for mart in marts:
+        card = card_markdown.read((exported / mart / "README.md").read_text(encoding="utf-8"))
+        header, *rows = card_markdown.table(card, "Columns")
+        assert header == ["column", "type", "description"], mart
+        assert rows == [[column, duck_type, " ".join(comments.get(mart, {}).get(column, "—").split())]
+                        for column, duck_type in duck_columns(con, mart)], mart
+        described = " ".join(b.text for b in card.section("What the table holds") if b.kind != "table cell")
+        if mart in tables and "\n|" not in tables[mart]:  # (a comment holding a table: its cells are rows)
+            written = re.sub(r"(?m)^\s*- ", "", tables[mart])
+            assert " ".join(described.split()) == " ".join(written.split()), mart
+        else:
+            assert (mart in tables) == bool(described), mart
+
+
+def cards_as_read(con, export_dir: Path, marts: list[str]) -> dict[str, tuple[str, list[str]]]:
+    """mart -> (its card, the headings it must have): card_markdown.expected_headings of the table
+    as the warehouse has it (its columns, whether the catalog describes it)."""
+    tables, _ = catalog_comments(con)
+    return {mart: ((export_dir / mart / "README.md").read_text(encoding="utf-8"),
+                   card_markdown.expected_headings({c for c, _ in duck_columns(con, mart)}, mart in tables))
+            for mart in marts}
+
+
+def test_every_card_reads_as_written_for_its_readers(exported, marts, con):
+    """Every card of the export, rendered with markdown-it-py (card_markdown): valid Hub front
+    matter; what the table holds, the training format and the flagged pairs each once under its
+    own heading, with the other sections; no raw HTML or HTML entity; every paragraph on one
+    line; nothing said twice; no seam of stitched fragments."""
+    card_markdown.assert_written_for_readers(cards_as_read(con, exported, marts))
 
 
 def test_cards_carry_the_known_biases(exported, con):
@@ -778,6 +813,14 @@ def contaminated(built, tmp_path_factory):  # noqa: F811 - the imported fixture
     proc = run_cli("--duckdb-path", str(warehouse.path), "--export-dir", str(out), "--marts", ",".join(CONTAMINATION_MARTS))
     assert proc.returncode == 0, proc.stderr
     return warehouse, out, json.loads((out / "manifest.json").read_text())
+
+
+def test_contamination_cards_read_as_written_for_their_readers(contaminated):
+    """The cards of pairs and contamination of a build with eval sets (their contamination
+    sections hold tables and counts) pass the same reading as every card of the session export."""
+    wh, out, _ = contaminated
+    with wh.connect() as c:
+        card_markdown.assert_written_for_readers(cards_as_read(c, out, CONTAMINATION_MARTS))
 
 
 def test_cards_list_the_eval_sets_checked(contaminated):
@@ -867,9 +910,9 @@ def dataset_order(con) -> list[str]:
 
 def test_cards_count_each_datasets_near_duplicates(exported, con):
     """Every training table's card: the rule with the settings meta.warehouse_build_info records, that
-    flagged pairs are not in the training splits (so they are not), per dataset of the card its pairs
-    flagged by each near-duplicate check (and by no other check) counted from preference_pairs, and
-    the rows of near_duplicate_summary with a count that involve its datasets."""
+    flagged pairs are not for training (they are not in the training splits), per dataset of the
+    card its pairs flagged by each near-duplicate check (and by no other check) counted from
+    preference_pairs, and the rows of near_duplicate_summary with a count that involve its datasets."""
     (info,) = duck_rows(con, "select * from meta.warehouse_build_info")
     assert info["near_duplicates_enabled"]
     order = dataset_order(con)
@@ -900,7 +943,8 @@ def test_cards_count_each_datasets_near_duplicates(exported, con):
         section = card_section((exported / mart / "README.md").read_text(encoding="utf-8"), NEAR_DUPLICATES)
         assert f"ngram {ngram}, threshold {threshold:g}, keep {info['near_duplicates_keep']}" in section, mart
         assert f"word {ngram}-grams" in section and f"Jaccard similarity of at least {threshold:g}" in section, mart
-        assert "Flagged pairs are not in the training splits" in section, mart
+        flagged = card_section((exported / mart / "README.md").read_text(encoding="utf-8"), "## Flagged pairs")
+        assert "not for training by default" in flagged, mart
         shown = [d for d in order if d in datasets]
         assert markdown_rows(section, "| dataset | pairs flagged") == [
             [d, *(f"{counts.get(d, Counter())[f]:,}" for f in NEAR_DUPLICATE_FLAGS), f"{counts.get(d, Counter())['alone']:,}"]

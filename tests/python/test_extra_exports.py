@@ -29,6 +29,7 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
+import card_markdown
 from conftest import REPO, SCENARIO_BUILD, Warehouse, run_dbt
 from hub_standin import TOKEN, hub_env
 
@@ -444,6 +445,27 @@ def test_training_mixture_card_says_what_came_from_where(wh, exported):
         <= set(front["source_datasets"])
     # its splits are the training selection: the TRL block filters nothing
     assert "DPOTrainer(" in body and "train = ds['training_mixture']" in body and ".filter(" not in body
+
+
+def test_every_card_reads_as_written_for_its_readers(wh, exported, no_mixture):
+    """Every card of the export with the entries and a mixture (preference_pairs' entry splits,
+    training_mixture's table of what came from where, rejects_extra_datasets), and the empty
+    training_mixture's card of the build without a mixture, rendered with markdown-it-py, pass
+    the reading test_export gives the session's cards (card_markdown)."""
+    out, manifest = exported
+    with wh.connect() as con:
+        described = {t for t, c in con.execute("select table_name, comment from duckdb_tables() "
+                                               "where schema_name = 'main'").fetchall() if c and c.strip()}
+        columns: dict[str, set[str]] = {}
+        for t, c in con.execute("select table_name, column_name from duckdb_columns() where schema_name = 'main'").fetchall():
+            columns.setdefault(t, set()).add(c)
+    assert {"preference_pairs", "training_mixture", "rejects_extra_datasets"} <= set(manifest["marts"])
+    cards = {mart: (out / mart / "README.md", mart) for mart in manifest["marts"]}
+    cards["training_mixture, no mixture"] = (no_mixture[1] / "training_mixture" / "README.md", "training_mixture")
+    card_markdown.assert_written_for_readers({
+        name: (card.read_text(encoding="utf-8"), card_markdown.expected_headings(columns[mart], mart in described))
+        for name, (card, mart) in cards.items()
+    })
 
 
 @pytest.fixture(scope="module")
