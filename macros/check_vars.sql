@@ -62,7 +62,7 @@
     read the var first). -#}
 {% macro checked_var(found, report, parsed) %}
     {%- if found is not string or report -%}{{ return(found) }}{%- endif -%}
-    {%- if not execute and flags.WHICH in ['build', 'run', 'test', 'seed', 'snapshot', 'retry'] -%}{{ return(parsed) }}{%- endif -%}
+    {%- if not execute and runs_start_checks() -%}{{ return(parsed) }}{%- endif -%}
     {{ exceptions.raise_compiler_error(found) }}
 {% endmacro %}
 

@@ -49,8 +49,14 @@
     {{ return(var('datasets', ['ultrafeedback', 'code_ultrafeedback', 'rever'])) }}
 {%- endmacro %}
 
+{#- Whether this dbt command runs the on-run-start hooks, the checks before any model (compile,
+    show, run-operation and docs run none). -#}
+{% macro runs_start_checks() %}
+    {{ return(flags.WHICH in ['build', 'run', 'test', 'seed', 'snapshot', 'retry']) }}
+{% endmacro %}
+
 {% macro check_raw_inputs() %}
-    {% if execute and flags.WHICH in ('build', 'run', 'test', 'seed', 'snapshot', 'show') %}
+    {% if execute and runs_start_checks() %}
         {% do adapter.dispatch('check_raw_inputs', 'preference_warehouse')() %}
     {% endif %}
     {{ return('select 1') }}

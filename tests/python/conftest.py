@@ -80,6 +80,12 @@ SHARED_FLAGS = frozenset({"identical_responses", "empty_response", "score_not_hi
                           "cross_dataset_duplicate"}) | NEAR_DUPLICATE_FLAGS | PII_FLAGS
 
 
+def make_targets() -> set[str]:
+    """The targets the Makefile declares .PHONY: the ones a user runs (`make help` lists them)."""
+    return {name for line in (REPO / "Makefile").read_text().splitlines() if line.startswith(".PHONY:")
+            for name in line.split(":", 1)[1].split()}
+
+
 def run_make(*args: str, env: dict | None = None, timeout: int = 120) -> subprocess.CompletedProcess:
     """``make -s <args>`` in the repo, without the settings a user's shell or `make test` may carry
     (the Makefile's own defaults apply), plus ``env``."""

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, make_targets
 
 README = REPO / "README.md"
 DOCS = REPO / "docs"
@@ -199,8 +199,7 @@ def test_readme_commands_exist():
 
     readme = README.read_text(encoding="utf-8")
     text = " ".join([m.group(0) for m in FENCE.finditer(readme)] + CODE_SPAN.findall(readme))  # code, not prose
-    targets = {name for line in (REPO / "Makefile").read_text().splitlines() if line.startswith(".PHONY:")
-               for name in line.split(":", 1)[1].split()}
+    targets = make_targets()
     assert sorted(set(re.findall(r"\bmake ([a-z][\w-]*)", text)) - targets) == []
     assert sorted(set(re.findall(r"\bpreftools ([a-z][\w-]*)", text)) - set(COMMANDS)) == []
 

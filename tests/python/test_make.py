@@ -15,7 +15,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from conftest import DBT, REPO, dbt_env, run_dbt, run_make
+from conftest import DBT, REPO, dbt_env, make_targets, run_dbt, run_make
 
 SUPPORTED = {(3, 11), (3, 12), (3, 13)}
 
@@ -154,8 +154,7 @@ def test_install_makes_preftools_importable_from_anywhere(tmp_path):
 def test_help_lists_every_target_one_line_each():
     """`make help` (and `make` alone) lists each target the Makefile declares .PHONY, once, on one line
     with what it does."""
-    phony = {name for line in (REPO / "Makefile").read_text().splitlines() if line.startswith(".PHONY:")
-             for name in line.split(":", 1)[1].split()}
+    phony = make_targets()
     proc = run_make("help")
     assert proc.returncode == 0, proc.stderr
     listed = [line.split(None, 2) for line in proc.stdout.splitlines()]
