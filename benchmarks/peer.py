@@ -50,6 +50,7 @@ import pyarrow.parquet as pq
 
 from preftools.inputs.contract import DATASETS_BY_KEY, duckdb_types
 from preftools.outputs.export import list_marts
+from preftools.warehouse import ROW_GROUP_SIZE
 
 SQL_FILE = Path(__file__).with_name("peer.sql")
 # the tables peer.sql leaves, written to <out>/<name>.parquet (the reference's names)
@@ -60,7 +61,8 @@ SENTIMENT_OUTPUT = "uf_critique_sentiment"
 RAW_VIEWS = {"uf_raw": "ultrafeedback", "cuf_raw": "code_ultrafeedback",
              "rever_judge_raw": "rever_judge", "rever_rubric_raw": "rever_rubric"}
 BATCH_ROWS = 10_000  # critiques per record batch, and per task of the VADER pool
-# the DuckDB settings profiles.yml gives the warehouse (threads and memory_limit as the bench passes them)
+# the DuckDB settings profiles.yml gives the warehouse (threads and memory_limit as the bench passes
+# them); the writing step also attaches its file with the warehouse's ROW_GROUP_SIZE
 WAREHOUSE_SETTINGS = {"storage_compatibility_version": "v1.5.0", "preserve_insertion_order": False,
                       "force_compression": "zstd"}
 
@@ -203,9 +205,12 @@ def run_write(warehouse: Path, out: Path, threads: int = 2, memory_limit: str | 
     for old in (out, out.with_name(out.name + ".wal")):
         old.unlink(missing_ok=True)
     start = time.perf_counter()
-    con = duckdb.connect(str(out), config={**WAREHOUSE_SETTINGS, **duckdb_config(threads, memory_limit)})
+    # attached with the warehouse's row group size, as the dbt plugin attaches the warehouse
+    con = duckdb.connect(":memory:", config={**WAREHOUSE_SETTINGS, **duckdb_config(threads, memory_limit),
+                                             "temp_directory": str(out) + ".tmp"})
+    con.execute(f"attach {sql_string(out)} as written (row_group_size {ROW_GROUP_SIZE})")
     con.execute(f"attach {sql_string(warehouse)} as src (read_only)")
-    rows = {name: con.execute(f'create table "{name}" as select * from src.main."{name}"').fetchone()[0]
+    rows = {name: con.execute(f'create table written.main."{name}" as select * from src.main."{name}"').fetchone()[0]
             for name in marts}
     con.close()
     return {"seconds": {"total": round(time.perf_counter() - start, 3)}, "output": str(out),

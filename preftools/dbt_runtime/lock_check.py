@@ -24,6 +24,10 @@
   statement that reads them through the staging views names no file: then every raw dataset's
   files under ``RAW_DATA_DIR`` are checked (once per file in the process).
 
+- **Row groups sized for a build.** The warehouse file is ATTACHed (with ``ROW_GROUP_SIZE``) to an
+  in-memory database, which every cursor then ``USE``s, instead of being opened as the main
+  database: DuckDB takes a row group size only in ATTACH.
+
 - **Paths from any directory.** dbt keeps a relative --project-dir / --profiles-dir as typed, and
   its Jinja cannot see the current directory they are relative to. This plugin sets DuckDB's
   ``file_search_path`` to the project directory, absolute (the macro ``project_dir`` reads it
@@ -48,12 +52,13 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+from dbt.adapters.duckdb.credentials import Attachment
 from dbt.adapters.duckdb.plugins import BasePlugin
 from dbt_common.exceptions import DbtRuntimeError
 
 from preftools.cli import disk_note, mount_point, one_line, project_path
 from preftools.inputs.hub_layout import duckdb_reader, file_format
-from preftools.warehouse import invalid_resource_setting, is_lock_error, lock_holder
+from preftools.warehouse import ROW_GROUP_SIZE, invalid_resource_setting, is_lock_error, lock_holder
 
 _NO_SPACE = "No space left on device"
 _WRITTEN_FILE = re.compile(r"""["'](?P<path>[^"']+)["']\s*:?\s*No space left on device""")
@@ -314,10 +319,27 @@ class Plugin(BasePlugin):
         if path is None:
             return
         read_only = dbt_command() in READ_ONLY_COMMANDS
-        if read_only:
-            config["access_mode"] = "READ_ONLY"
-        if path in self._checked:
-            return
+        if path not in self._checked:
+            self._check_file(path, config, read_only)
+            self._checked.add(path)
+        # The warehouse is ATTACHed to an in-memory database rather than opened as it: ATTACH is
+        # the only way DuckDB takes a row group size (not kept in the file): preftools.warehouse.ROW_GROUP_SIZE.
+        creds.path = ":memory:"
+        creds.attach = [
+            Attachment(path=path, alias=creds.database, read_only=read_only,
+                       options={"row_group_size": ROW_GROUP_SIZE}),
+            *(creds.attach or []),
+        ]
+        # DuckDB's default spill folder for a file database, not the in-memory one's ./.tmp
+        config.setdefault("temp_directory", path + ".tmp")
+
+    def configure_cursor(self, cursor: Any) -> Any:
+        # every cursor (one per dbt thread) works in the warehouse, as when the file was opened
+        # directly: unqualified names and current_database() are the warehouse's
+        cursor.execute(f'use "{self.creds.database}"')
+        return cursor
+
+    def _check_file(self, path: str, config: dict[str, Any], read_only: bool) -> None:
         if not os.path.exists(path):
             if read_only:
                 raise DbtRuntimeError(
@@ -328,7 +350,7 @@ class Plugin(BasePlugin):
         try:
             # with the profile's config_options: a new file is created here, in the storage
             # format profiles.yml asks for
-            duckdb.connect(path, config=dict(config)).close()
+            duckdb.connect(path, config=dict(config, access_mode="READ_ONLY" if read_only else "AUTOMATIC")).close()
         except duckdb.Error as exc:
             message = lock_message(path, str(exc), read_only)
             if message:
@@ -337,7 +359,6 @@ class Plugin(BasePlugin):
             if message:
                 raise DbtRuntimeError(message) from None
             raise
-        self._checked.add(path)
 
     def configure_connection(self, conn: duckdb.DuckDBPyConnection) -> None:
         # whether a local folder exists (glob() finds files only: an empty folder and a missing

@@ -150,3 +150,22 @@ def test_text_columns_are_stored_with_zstd(warehouse):
             " group by segment_type").fetchall())
     assert used["VARCHAR"] == ["ZSTD"], used
     assert "ZSTD" not in used["INTEGER"] + used["DOUBLE"], used
+
+
+def test_row_groups_are_the_warehouse_size(tmp_path):
+    """The dbt plugin attaches the warehouse with row groups of preftools.warehouse.ROW_GROUP_SIZE
+    rows (DuckDB's own is 122,880), on the connection dbt-duckdb opens (its own steps, the
+    profile's plugin), which every cursor uses: a table of 40,000 rows is stored in three."""
+    from dbt.adapters.duckdb.credentials import DuckDBCredentials
+    from dbt.adapters.duckdb.environments import Environment
+
+    creds = DuckDBCredentials.from_dict({"path": str(tmp_path / "w.duckdb"),
+                                         "plugins": [{"module": "preftools.dbt_runtime.lock_check"}]})
+    plugins = Environment.initialize_plugins(creds)
+    con = Environment.initialize_db(creds, plugins)
+    cursor = Environment.initialize_cursor(creds, con.cursor(), plugins)
+    cursor.execute("create table t as select range as i, repeat('x', 50) as s from range(40000)")
+    found = cursor.execute("select current_database(), count(distinct row_group_id), max(count)"
+                           " from pragma_storage_info('t')").fetchone()
+    con.close()
+    assert found == ("w", 3, 16384), found
