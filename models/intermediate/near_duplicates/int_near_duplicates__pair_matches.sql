@@ -152,7 +152,8 @@ responses as (
 
 ),
 
-response_shingles as (
+-- read by three joins below: shingled once
+response_shingles as {{ computed_once() }} (
 
     select
         response_key,

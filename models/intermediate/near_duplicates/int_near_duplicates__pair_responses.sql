@@ -27,7 +27,8 @@ pairs as (
 
 ),
 
-tokenized as (
+-- its own step, so that the shingling below runs on every thread (macro computed_once)
+tokenized as {{ computed_once() }} (
 
     select
         *,

@@ -27,14 +27,14 @@ published as (
         published_score_best_overall,
         published_best_rated_is_different_from_best_overall,
         published_best_rated_response_model,
-        md5(published_best_rated_response) as published_best_rated_response_md5,
+        published_best_rated_response_md5,
         published_best_overall_score_response_model,
-        md5(published_best_overall_score_response) as published_best_overall_score_response_md5,
+        published_best_overall_score_response_md5,
         published_random_response_for_best_rated_model,
-        md5(published_random_response_for_best_rated) as published_random_response_for_best_rated_md5,
+        published_random_response_for_best_rated_md5,
         published_score_random_response_for_best_rated,
         published_random_response_for_best_overall_model,
-        md5(published_random_response_for_best_overall) as published_random_response_for_best_overall_md5,
+        published_random_response_for_best_overall_md5,
         published_score_random_response_for_best_overall,
         published_best_overall_score_response_critique_sentiment
     from {{ ref('stg_ultrafeedback__prompts') }}

@@ -70,20 +70,22 @@ renamed as (
         })) }} as completions,
 
         ---------- argilla's published columns (for the audits)
+        -- a published response as the md5 of its text: all the audit compares, and the table
+        -- then holds each response text once (in completions)
         best_rated_model as published_best_rated_model,
         cast(score_best_rated as double) as published_score_best_rated,
         best_overall_model as published_best_overall_model,
         cast(score_best_overall as double) as published_score_best_overall,
         best_rated_is_different_from_best_overall as published_best_rated_is_different_from_best_overall,
         best_rated_response.model as published_best_rated_response_model,
-        best_rated_response.response as published_best_rated_response,
+        md5(best_rated_response.response) as published_best_rated_response_md5,
         best_overall_score_response.model as published_best_overall_score_response_model,
-        best_overall_score_response.response as published_best_overall_score_response,
+        md5(best_overall_score_response.response) as published_best_overall_score_response_md5,
         random_response_for_best_rated.model as published_random_response_for_best_rated_model,
-        random_response_for_best_rated.response as published_random_response_for_best_rated,
+        md5(random_response_for_best_rated.response) as published_random_response_for_best_rated_md5,
         cast(score_random_response_for_rated as double) as published_score_random_response_for_best_rated,
         random_response_for_best_overall.model as published_random_response_for_best_overall_model,
-        random_response_for_best_overall.response as published_random_response_for_best_overall,
+        md5(random_response_for_best_overall.response) as published_random_response_for_best_overall_md5,
         cast(score_random_response_for_best_overall as double) as published_score_random_response_for_best_overall,
         cast(best_overall_score_response_critique_sentiment as double) as published_best_overall_score_response_critique_sentiment
 
