@@ -21,8 +21,8 @@ DUCKDB_PATH_ENV = "DUCKDB_PATH"
 # preftools.dbt_runtime.lock_check attaches the file). DuckDB writes a table's full row groups
 # while the query runs, on every thread; a table of less than one row group (most tables of a
 # build) stays in memory until its COMMIT, which compresses it on one thread while the other dbt
-# thread's commits wait. Measured at scale 1.0: the fresh build 0.82x wall and 0.91x CPU, the
-# file 1.02x; 8,192 and 32,768 rows were slower (benchmarks/README.md).
+# thread's commits wait. Measured at scale 1.0: the fresh build 0.82x wall and 0.91x CPU;
+# 8,192 and 32,768 rows were slower.
 ROW_GROUP_SIZE = 16384
 # DuckDB settings taken from the environment, as in the dbt profile
 RESOURCE_SETTINGS = (("memory_limit", "DUCKDB_MEMORY_LIMIT"), ("threads", "DUCKDB_THREADS"))

@@ -306,6 +306,7 @@ def remove_if_unbuilt(path: str) -> None:
 
 class Plugin(BasePlugin):
     _checked: set[str] = set()
+    _attached: str | None = None  # the warehouse file, once attached in place of creds.path
 
     def initialize(self, plugin_config: dict[str, Any]) -> None:
         path = getattr(self.creds, "path", None) if self.creds is not None else None
@@ -315,21 +316,23 @@ class Plugin(BasePlugin):
         # SQL's relative paths and the macro project_dir() (macros/raw_inputs.sql) take the
         # project directory from here: dbt's Jinja cannot see the current directory
         config["file_search_path"] = str(project_dir())
-        path = warehouse_file(creds.path)
+        path = warehouse_file(creds.path) or self._attached
         if path is None:
             return
         read_only = dbt_command() in READ_ONLY_COMMANDS
         if path not in self._checked:
             self._check_file(path, config, read_only)
             self._checked.add(path)
-        # The warehouse is ATTACHed to an in-memory database rather than opened as it: ATTACH is
-        # the only way DuckDB takes a row group size (not kept in the file): preftools.warehouse.ROW_GROUP_SIZE.
-        creds.path = ":memory:"
-        creds.attach = [
-            Attachment(path=path, alias=creds.database, read_only=read_only,
-                       options={"row_group_size": ROW_GROUP_SIZE}),
-            *(creds.attach or []),
-        ]
+        if self._attached is None:
+            # The warehouse is ATTACHed to an in-memory database rather than opened as it: ATTACH
+            # is the only way DuckDB takes a row group size (preftools.warehouse.ROW_GROUP_SIZE)
+            self._attached = path
+            creds.path = ":memory:"
+            creds.attach = [
+                Attachment(path=path, alias=creds.database, read_only=read_only,
+                           options={"row_group_size": ROW_GROUP_SIZE}),
+                *(creds.attach or []),
+            ]
         # DuckDB's default spill folder for a file database, not the in-memory one's ./.tmp
         config.setdefault("temp_directory", path + ".tmp")
 

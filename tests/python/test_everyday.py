@@ -169,3 +169,13 @@ def test_row_groups_are_the_warehouse_size(tmp_path):
                            " from pragma_storage_info('t')").fetchone()
     con.close()
     assert found == ("w", 3, 16384), found
+    # opened again with the same credentials (dbt-duckdb reopens after closing its connections):
+    # the same file, attached the same way, spilling beside it
+    con = Environment.initialize_db(creds, plugins)
+    cursor = Environment.initialize_cursor(creds, con.cursor(), plugins)
+    again = cursor.execute("select current_database(), count(*), current_setting('temp_directory')"
+                           " from t").fetchone()
+    cursor.execute("create table t2 as select * from t")
+    groups = cursor.execute("select count(distinct row_group_id) from pragma_storage_info('t2')").fetchone()[0]
+    con.close()
+    assert again == ("w", 40000, str(tmp_path / "w.duckdb") + ".tmp") and groups == 3, (again, groups)
